@@ -1,0 +1,123 @@
+// Op benchmarks (issue 3 workloads, shared/anchors/README.md 1-4), with the machine's limits and,
+// when built with LibTorch, LibTorch's numbers in the same run: per-op overhead with and without a
+// tape, element-wise a*b+a and exp, reductions, matmul. compare.py turns the JSON into ratios.
+//   build/benchmarks/bench_ops --benchmark_format=json > ops.json && benchmarks/compare.py ops.json
+#include <benchmark/benchmark.h>
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <tapeflow/tapeflow.hpp>
+
+#include "limits.hpp"
+#include "torch_cases.hpp"
+
+namespace tf = tapeflow;
+
+namespace {
+
+constexpr int64_t k16M = int64_t{1} << 24;
+
+// ---- 1. per-op overhead ----
+
+void BM_tapeflow_add_1elem(benchmark::State& state) {
+    auto a = tf::constant({1.f});
+    auto b = tf::constant({2.f});
+    for (auto _ : state) benchmark::DoNotOptimize(a + b);
+}
+
+// 100 chained adds recorded on a tape, then the backward pass: time per op.
+void BM_tapeflow_add_chain_fwd_bwd(benchmark::State& state) {
+    auto x = tf::constant({1.f});
+    auto b = tf::constant({2.f});
+    for (auto _ : state) {
+        tf::GradientTape tape;
+        tape.watch(x);
+        tf::Tensor y = x;
+        for (int i = 0; i < 100; ++i) y = y + b;
+        benchmark::DoNotOptimize(tape.gradient(y, x));
+    }
+    state.SetItemsProcessed(state.iterations() * 100);
+}
+
+// ---- 2. element-wise, bytes counted as read + written once (12 B/elem for a*b+a, 8 for exp) ----
+
+void BM_tapeflow_mul_add(benchmark::State& state) {
+    const int64_t n = state.range(0);
+    auto a = tf::random::uniform({n}, 0, 1, tf::float32, 1);
+    auto b = tf::random::uniform({n}, 0, 1, tf::float32, 2);
+    for (auto _ : state) benchmark::DoNotOptimize(a * b + a);
+    state.SetBytesProcessed(state.iterations() * n * 12);
+}
+
+void BM_tapeflow_exp(benchmark::State& state) {
+    const int64_t n = state.range(0);
+    auto a = tf::random::uniform({n}, 0, 1, tf::float32, 1);
+    for (auto _ : state) benchmark::DoNotOptimize(tf::exp(a));
+    state.SetBytesProcessed(state.iterations() * n * 8);
+}
+
+// ---- 3. reductions (4 B/elem read) ----
+
+void BM_tapeflow_sum_all(benchmark::State& state) {
+    auto a = tf::random::uniform({k16M}, 0, 1, tf::float32, 1);
+    for (auto _ : state) benchmark::DoNotOptimize(tf::reduce_sum(a));
+    state.SetBytesProcessed(state.iterations() * k16M * 4);
+}
+
+void BM_tapeflow_sum_axis1(benchmark::State& state) {
+    auto a = tf::random::uniform({4096, 4096}, 0, 1, tf::float32, 1);
+    for (auto _ : state) benchmark::DoNotOptimize(tf::reduce_sum(a, 1));
+    state.SetBytesProcessed(state.iterations() * k16M * 4);
+}
+
+// ---- 4. matmul (2 n^3 flops) ----
+
+void BM_tapeflow_matmul(benchmark::State& state) {
+    const int64_t n = state.range(0);
+    auto a = tf::random::uniform({n, n}, 0, 1, tf::float32, 1);
+    auto b = tf::random::uniform({n, n}, 0, 1, tf::float32, 2);
+    for (auto _ : state) benchmark::DoNotOptimize(tf::matmul(a, b));
+    state.counters["GFLOPS"] = benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate,
+                                                  benchmark::Counter::kIs1000);
+}
+
+}  // namespace
+
+// Registration order = report order: each workload's tapeflow case, then its limit, then LibTorch.
+int main(int argc, char** argv) {
+    benchmark::Initialize(&argc, argv);
+    const int threads = omp_get_max_threads();
+    benchmark::AddCustomContext("threads", std::to_string(threads));
+    benchmark::AddCustomContext("libtorch", torch_cases::available() ? "yes" : "no");
+    torch_cases::set_threads(threads);
+
+    benchmark::RegisterBenchmark("overhead/add_1elem/tapeflow", BM_tapeflow_add_1elem);
+    torch_cases::register_overhead();
+    benchmark::RegisterBenchmark("overhead/add_chain_fwd_bwd/tapeflow", BM_tapeflow_add_chain_fwd_bwd);
+    torch_cases::register_overhead_tape();
+
+    for (int64_t n : {int64_t{1} << 16, int64_t{1} << 20, k16M}) {
+        const std::string size = std::to_string(n);
+        benchmark::RegisterBenchmark(("elementwise/mul_add/" + size + "/tapeflow").c_str(), BM_tapeflow_mul_add)->Arg(n)->UseRealTime();
+        benchmark::RegisterBenchmark(("elementwise/mul_add/" + size + "/limit_triad").c_str(), limits::BM_triad)->Arg(n)->UseRealTime();
+        torch_cases::register_mul_add(n);
+        benchmark::RegisterBenchmark(("elementwise/exp/" + size + "/tapeflow").c_str(), BM_tapeflow_exp)->Arg(n)->UseRealTime();
+        torch_cases::register_exp(n);
+    }
+    benchmark::RegisterBenchmark("reduce/sum_all/tapeflow", BM_tapeflow_sum_all)->UseRealTime();
+    benchmark::RegisterBenchmark("reduce/sum_all/limit_read", limits::BM_read)->Arg(k16M)->UseRealTime();
+    torch_cases::register_sum_all();
+    benchmark::RegisterBenchmark("reduce/sum_axis1/tapeflow", BM_tapeflow_sum_axis1)->UseRealTime();
+    benchmark::RegisterBenchmark("reduce/sum_axis1/limit_read", limits::BM_read)->Arg(k16M)->UseRealTime();
+    torch_cases::register_sum_axis1();
+    for (int64_t n : {256, 1024, 2048}) {
+        const std::string size = std::to_string(n);
+        benchmark::RegisterBenchmark(("matmul/" + size + "/tapeflow").c_str(), BM_tapeflow_matmul)->Arg(n)->UseRealTime();
+        benchmark::RegisterBenchmark(("matmul/" + size + "/limit_sgemm").c_str(), limits::BM_sgemm)->Arg(n)->UseRealTime();
+        torch_cases::register_matmul(n);
+    }
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

@@ -1,0 +1,111 @@
+// LibTorch workloads for bench_ops (see torch_cases.hpp), written like shared/anchors/bench_torch.cpp.
+// Compiled as C++17 in its own library: LibTorch 1.13's headers predate C++20.
+#include "torch_cases.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+#ifdef TAPEFLOW_BENCH_TORCH
+#include <torch/torch.h>
+
+namespace torch_cases {
+namespace {
+
+void add_1elem(benchmark::State& state) {
+    torch::NoGradGuard no_grad;
+    auto a = torch::ones({1});
+    auto b = torch::ones({1});
+    for (auto _ : state) benchmark::DoNotOptimize(a + b);
+}
+
+void add_chain(benchmark::State& state) {
+    auto b = torch::ones({1});
+    for (auto _ : state) {
+        auto x = torch::ones({1}, torch::requires_grad());
+        auto y = x;
+        for (int i = 0; i < 100; ++i) y = y + b;
+        y.backward();
+        benchmark::DoNotOptimize(x.grad());
+    }
+    state.SetItemsProcessed(state.iterations() * 100);
+}
+
+void mul_add(benchmark::State& state) {
+    torch::NoGradGuard no_grad;
+    const int64_t n = state.range(0);
+    auto a = torch::rand({n});
+    auto b = torch::rand({n});
+    for (auto _ : state) benchmark::DoNotOptimize(a * b + a);
+    state.SetBytesProcessed(state.iterations() * n * 12);
+}
+
+void exp_case(benchmark::State& state) {
+    torch::NoGradGuard no_grad;
+    const int64_t n = state.range(0);
+    auto a = torch::rand({n});
+    for (auto _ : state) benchmark::DoNotOptimize(torch::exp(a));
+    state.SetBytesProcessed(state.iterations() * n * 8);
+}
+
+void sum_all(benchmark::State& state) {
+    torch::NoGradGuard no_grad;
+    auto a = torch::rand({int64_t{1} << 24});
+    for (auto _ : state) benchmark::DoNotOptimize(a.sum());
+    state.SetBytesProcessed(state.iterations() * (int64_t{1} << 24) * 4);
+}
+
+void sum_axis1(benchmark::State& state) {
+    torch::NoGradGuard no_grad;
+    auto a = torch::rand({4096, 4096});
+    for (auto _ : state) benchmark::DoNotOptimize(a.sum(1));
+    state.SetBytesProcessed(state.iterations() * (int64_t{1} << 24) * 4);
+}
+
+void matmul(benchmark::State& state) {
+    torch::NoGradGuard no_grad;
+    const int64_t n = state.range(0);
+    auto a = torch::rand({n, n});
+    auto b = torch::rand({n, n});
+    for (auto _ : state) benchmark::DoNotOptimize(torch::matmul(a, b));
+    state.counters["GFLOPS"] = benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate,
+                                                  benchmark::Counter::kIs1000);
+}
+
+}  // namespace
+
+bool available() { return true; }
+void set_threads(int threads) { torch::set_num_threads(threads); }
+void register_overhead() { benchmark::RegisterBenchmark("overhead/add_1elem/libtorch", add_1elem); }
+void register_overhead_tape() { benchmark::RegisterBenchmark("overhead/add_chain_fwd_bwd/libtorch", add_chain); }
+void register_mul_add(int64_t n) {
+    benchmark::RegisterBenchmark(("elementwise/mul_add/" + std::to_string(n) + "/libtorch").c_str(), mul_add)
+        ->Arg(n)->UseRealTime();
+}
+void register_exp(int64_t n) {
+    benchmark::RegisterBenchmark(("elementwise/exp/" + std::to_string(n) + "/libtorch").c_str(), exp_case)
+        ->Arg(n)->UseRealTime();
+}
+void register_sum_all() { benchmark::RegisterBenchmark("reduce/sum_all/libtorch", sum_all)->UseRealTime(); }
+void register_sum_axis1() { benchmark::RegisterBenchmark("reduce/sum_axis1/libtorch", sum_axis1)->UseRealTime(); }
+void register_matmul(int64_t n) {
+    benchmark::RegisterBenchmark(("matmul/" + std::to_string(n) + "/libtorch").c_str(), matmul)->Arg(n)->UseRealTime();
+}
+
+}  // namespace torch_cases
+
+#else  // built without LibTorch
+
+namespace torch_cases {
+bool available() { return false; }
+void set_threads(int) {}
+void register_overhead() {}
+void register_overhead_tape() {}
+void register_mul_add(int64_t) {}
+void register_exp(int64_t) {}
+void register_sum_all() {}
+void register_sum_axis1() {}
+void register_matmul(int64_t) {}
+}  // namespace torch_cases
+
+#endif

@@ -1,0 +1,19 @@
+// LibTorch's side of bench_ops: the same workloads, registered next to tapeflow's so one run
+// measures both. Without LibTorch (Debian's libtorch-dev) these register nothing.
+#pragma once
+
+#include <cstdint>
+
+namespace torch_cases {
+
+bool available();
+void set_threads(int threads);  // torch::set_num_threads; OpenBLAS threads are shared with tapeflow
+void register_overhead();
+void register_overhead_tape();
+void register_mul_add(int64_t n);
+void register_exp(int64_t n);
+void register_sum_all();
+void register_sum_axis1();
+void register_matmul(int64_t n);
+
+}  // namespace torch_cases

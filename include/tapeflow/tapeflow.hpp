@@ -1,0 +1,26 @@
+// tapeflow: eager tensors with TensorFlow's training semantics. The umbrella header: it includes
+// every public header and nothing else (the standard library and fmt only; no xtensor, BLAS, protobuf
+// or CUDA), so it parses fast and loads in clang-repl.
+//
+//     #include <tapeflow/tapeflow.hpp>
+//     namespace tf = tapeflow;
+#pragma once
+
+#include <tapeflow/autograd/gradient.hpp>
+#include <tapeflow/autograd/gradient_tape.hpp>
+#include <tapeflow/autograd/graph.hpp>
+#include <tapeflow/autograd/variable.hpp>
+#include <tapeflow/core/device.hpp>
+#include <tapeflow/core/dtype.hpp>
+#include <tapeflow/core/error.hpp>
+#include <tapeflow/core/half.hpp>
+#include <tapeflow/core/logging.hpp>
+#include <tapeflow/core/shape.hpp>
+#include <tapeflow/core/storage.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/ops/array.hpp>
+#include <tapeflow/ops/clip.hpp>
+#include <tapeflow/ops/creation.hpp>
+#include <tapeflow/ops/math.hpp>
+#include <tapeflow/random.hpp>
+#include <tapeflow/version.hpp>

@@ -1,0 +1,236 @@
+// The backward walk: gradients of recorded ops, from the targets back to the sources.
+//
+// Terminology (as in TensorFlow's tape.h):
+//   target    a tensor whose (summed) value is differentiated; seeded with ones or output_gradients
+//   source    a tensor or variable id the caller wants the gradient of
+//   entry     one recorded op; its outputs' gradients are final once every later entry is processed
+//   live      an entry with an input that depends on a source: only live entries reachable from the
+//             targets run their gradient formula (the rest cannot change any source's gradient)
+//
+// Entries are recorded in execution order, which is a topological order; walking them backward
+// visits every consumer of a tensor before its producer, so no ready-counts are needed.
+//
+// NOTE [Un-broadcasting]: formulas return gradients in the broadcast (output) shape; the engine
+// sums them down to each input's recorded shape (sum_to_shape), so no formula handles broadcasting.
+#include <map>
+#include <unordered_map>
+
+#include <tapeflow/ops/array.hpp>
+#include <tapeflow/ops/creation.hpp>
+#include <tapeflow/ops/math.hpp>
+
+#include "autograd/tape.hpp"
+
+namespace tapeflow {
+namespace {
+
+// Sums IndexedSlices by concatenation (duplicates kept, int32 indices widened when mixed), and
+// anything involving a dense gradient densely.
+Gradient add_gradients(const Gradient& a, const Gradient& b) {
+    if (!a.defined()) return b;
+    if (!b.defined()) return a;
+    if (a.is_sparse() && b.is_sparse()) {
+        const IndexedSlices& x = a.sparse();
+        const IndexedSlices& y = b.sparse();
+        Tensor xi = x.indices;
+        Tensor yi = y.indices;
+        if (xi.dtype() != yi.dtype()) {
+            xi = cast(xi, DType::int64);
+            yi = cast(yi, DType::int64);
+        }
+        return IndexedSlices{concat({x.values, y.values}, 0), concat({xi, yi}, 0), x.dense_shape};
+    }
+    return add(a.dense(), b.dense());
+}
+
+Gradient sum_all(std::vector<Gradient>& parts) {
+    if (parts.size() == 1) return parts[0];
+    bool any_sparse = false;
+    for (const Gradient& g : parts) any_sparse = any_sparse || g.is_sparse();
+    if (!any_sparse) {  // one op over all of them: peak memory holds every contribution
+        std::vector<Tensor> dense;
+        dense.reserve(parts.size());
+        for (const Gradient& g : parts) dense.push_back(g.dense());
+        return add_n(dense);
+    }
+    Gradient total;
+    for (const Gradient& g : parts) total = add_gradients(total, g);
+    return total;
+}
+
+// Collects the contributions to one tensor's gradient according to the aggregation method.
+class Accumulator {
+public:
+    explicit Accumulator(AggregationMethod method) : method_(method) {}
+
+    void add(Gradient g) {
+        if (!g.defined()) return;
+        switch (method_) {
+            case AggregationMethod::add_n: pending_.push_back(std::move(g)); break;
+            case AggregationMethod::experimental_tree: {
+                // A binary counter: partial sums of 1, 2, 4, ... contributions; equal levels merge.
+                int level = 0;
+                while (level < static_cast<int>(levels_.size()) && levels_[level].defined()) {
+                    g = add_gradients(levels_[level], g);
+                    levels_[level] = Gradient();
+                    ++level;
+                }
+                if (level == static_cast<int>(levels_.size())) levels_.emplace_back();
+                levels_[level] = std::move(g);
+                break;
+            }
+            default: running_ = add_gradients(running_, g); break;  // free each one as it arrives
+        }
+    }
+
+    Gradient take() {
+        switch (method_) {
+            case AggregationMethod::add_n: {
+                if (pending_.empty()) return {};
+                Gradient total = sum_all(pending_);
+                pending_.clear();
+                return total;
+            }
+            case AggregationMethod::experimental_tree: {
+                Gradient total;
+                for (Gradient& g : levels_) total = add_gradients(total, g);
+                levels_.clear();
+                return total;
+            }
+            default: return std::exchange(running_, Gradient());
+        }
+    }
+
+private:
+    AggregationMethod method_;
+    std::vector<Gradient> pending_;
+    std::vector<Gradient> levels_;
+    Gradient running_;
+};
+
+bool passes_slices(Op op) { return op == Op::read_variable || op == Op::identity; }
+
+}  // namespace
+
+Tensor sum_to_shape(const Tensor& grad, const Shape& shape) {
+    if (grad.shape() == shape) return grad;
+    const auto& g = grad.shape().dims();
+    const auto& s = shape.dims();
+    const std::size_t lead = g.size() - s.size();
+    std::vector<int64_t> axes;
+    for (std::size_t i = 0; i < g.size(); ++i) {
+        if (i < lead || (s[i - lead] == 1 && g[i] != 1)) axes.push_back(static_cast<int64_t>(i));
+    }
+    Tensor reduced = axes.empty() ? grad : reduce_sum(grad, Axes(axes), /*keepdims=*/true);
+    return reshape(reduced, shape);
+}
+
+std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor> targets,
+                                        std::span<const int64_t> source_ids,
+                                        std::span<const TensorMeta> source_meta,
+                                        const GradientOptions& options) {
+    const std::size_t num_entries = tape.entries.size();  // a persistent tape may grow meanwhile
+
+    // Live entries: those with an input that depends on a source.
+    std::unordered_set<int64_t> depends(source_ids.begin(), source_ids.end());
+    std::vector<char> live(num_entries, 0);
+    for (std::size_t e = 0; e < num_entries; ++e) {
+        const TapeEntry& entry = tape.entries[e];
+        for (int64_t id : entry.input_ids) {
+            if (depends.count(id) != 0) {
+                live[e] = 1;
+                break;
+            }
+        }
+        if (live[e] != 0) depends.insert(entry.output_ids.begin(), entry.output_ids.end());
+    }
+
+    std::unordered_map<int64_t, Accumulator> grads;
+    auto accumulate = [&](int64_t id, Gradient g) {
+        grads.try_emplace(id, options.aggregation_method).first->second.add(std::move(g));
+    };
+    for (std::size_t t = 0; t < targets.size(); ++t) {
+        const bool given = t < options.output_gradients.size() && options.output_gradients[t].defined();
+        accumulate(targets[t].id(), given ? options.output_gradients[t] : ones_like(targets[t]));
+    }
+
+    // Sources keep their final gradient here when their producer is processed.
+    const std::unordered_set<int64_t> source_set(source_ids.begin(), source_ids.end());
+    std::unordered_map<int64_t, Gradient> finished;
+
+    for (std::size_t e = num_entries; e-- > 0;) {
+        if (live[e] == 0) continue;
+        // Gather the outputs' final gradients; skip entries no gradient reached.
+        const std::size_t num_outputs = tape.entries[e].output_ids.size();
+        std::vector<Gradient> final_grads(num_outputs);
+        bool any = false;
+        for (std::size_t k = 0; k < num_outputs; ++k) {
+            const int64_t id = tape.entries[e].output_ids[k];
+            auto it = grads.find(id);
+            if (it == grads.end()) continue;
+            final_grads[k] = it->second.take();
+            grads.erase(it);
+            if (!final_grads[k].defined()) continue;
+            if (source_set.count(id) != 0) finished[id] = final_grads[k];
+            any = true;
+        }
+        if (!any) continue;
+        // Variable reads and identities pass IndexedSlices through unchanged (as TensorFlow's tape
+        // does), so a gather from a variable gives the variable a sparse gradient.
+        if (passes_slices(tape.entries[e].op) && final_grads[0].is_sparse()) {
+            accumulate(tape.entries[e].input_ids[0], final_grads[0]);
+            continue;
+        }
+        std::vector<Tensor> out_grads(num_outputs);
+        for (std::size_t k = 0; k < num_outputs; ++k) out_grads[k] = final_grads[k].dense();
+        // Copy what the formula needs: recording on this same (persistent) tape may reallocate.
+        const TapeEntry entry = tape.entries[e];
+        for (std::size_t k = 0; k < num_outputs; ++k) {
+            if (!out_grads[k].defined()) {
+                const TensorMeta& m = entry.out_meta[k];
+                const DeviceScope scope(m.device);
+                out_grads[k] = zeros(m.shape, m.dtype);
+            }
+        }
+        const GradCtx ctx{out_grads, entry.saved_in, entry.saved_out, entry.attrs, entry.in_meta, entry.out_meta};
+        Grads in_grads;
+        if (entry.custom) {
+            in_grads = (*entry.custom)(ctx);
+        } else {
+            const OpDef& def = op_def(entry.op);
+            if (def.backward == nullptr) continue;  // not differentiable
+            in_grads = def.backward(ctx);
+        }
+        for (std::size_t i = 0; i < entry.input_ids.size() && i < in_grads.size(); ++i) {
+            Gradient& g = in_grads[i];
+            if (!g.defined() || !is_floating(entry.in_meta[i].dtype)) continue;
+            if (!g.is_sparse() && g.dense().shape() != entry.in_meta[i].shape) {
+                g = sum_to_shape(g.dense(), entry.in_meta[i].shape);
+            }
+            accumulate(entry.input_ids[i], std::move(g));
+        }
+    }
+
+    std::vector<Gradient> result;
+    result.reserve(source_ids.size());
+    for (std::size_t s = 0; s < source_ids.size(); ++s) {
+        Gradient g;
+        if (auto it = finished.find(source_ids[s]); it != finished.end()) {
+            g = it->second;
+        } else if (auto acc = grads.find(source_ids[s]); acc != grads.end()) {
+            g = acc->second.take();
+            if (g.defined()) finished[source_ids[s]] = g;  // the same source listed twice
+        }
+        if (!g.defined() || !is_floating(source_meta[s].dtype)) {
+            g = Gradient();
+            if (options.unconnected_gradients == UnconnectedGradients::zero) {
+                const DeviceScope scope(source_meta[s].device);
+                g = zeros(source_meta[s].shape, source_meta[s].dtype);
+            }
+        }
+        result.push_back(std::move(g));
+    }
+    return result;
+}
+
+}  // namespace tapeflow

@@ -1,0 +1,83 @@
+// The tape's internals: what one recorded op keeps (TapeEntry), a tape's state (TapeState), and the
+// thread-local stack of recording tapes that apply() offers every op to.
+//
+// NOTE [Tape ownership and thread-locality]: a GradientTape owns its TapeState; while the tape is
+// recording, a raw pointer to that state sits on the creating thread's stack. Ops run on other
+// threads are not recorded. StopRecording guards keep the state alive through shared_ptr.
+//
+// NOTE [Saved tensors]: every entry keeps its inputs' and outputs' ids and metadata, but tensor data
+// only for what its OpDef row's Save flag names. Saved tensors share storage with the originals
+// (no copy); Variables copy-on-write, so a later assign cannot change what the tape saved.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include <tapeflow/autograd/gradient_tape.hpp>
+
+#include "ops/attrs.hpp"
+#include "ops/op_def.hpp"
+
+namespace tapeflow {
+
+/// Backward function of an entry that is not a registered op (custom_gradient).
+using CustomBackwardFn = std::function<Grads(const GradCtx& ctx)>;
+
+struct TapeEntry {
+    Op op;
+    Attrs attrs;
+    std::vector<int64_t> input_ids;
+    std::vector<TensorMeta> in_meta;
+    std::vector<int64_t> output_ids;
+    std::vector<TensorMeta> out_meta;
+    std::vector<Tensor> saved_in;
+    std::vector<Tensor> saved_out;
+    std::shared_ptr<CustomBackwardFn> custom;  // set for custom_gradient entries
+    std::string name;                          // node name for graph(): scope + op type
+};
+
+struct TapeState {
+    bool persistent = false;
+    bool watch_accessed_variables = true;
+    bool on_stack = false;  // recording (pushed on this thread's stack)
+    bool consumed = false;  // a non-persistent tape after its gradient()
+    bool closed = false;    // its GradientTape was destroyed
+    std::unordered_set<int64_t> watched;  // tensor ids and variable ids
+    std::vector<Variable> watched_variables;
+    std::vector<TapeEntry> entries;
+};
+
+/// The recording tapes of this thread, innermost last.
+std::vector<TapeState*>& active_tapes();
+
+/// Cheap check apply() makes before anything else: is any tape recording on this thread?
+inline bool any_tape_recording() { return !active_tapes().empty(); }
+
+/// Offers a finished op to every recording tape (called by apply()).
+void record_operation(Op op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                      const Attrs& attrs);
+/// Records a variable read: the read tensor `value` depends on variable id `variable_id`.
+void record_variable_read(const Variable& variable, const Tensor& value);
+/// Records a custom_gradient op.
+void record_custom(std::span<const Tensor> inputs, const Tensor& output,
+                   std::shared_ptr<CustomBackwardFn> backward);
+
+void push_tape(TapeState& tape);
+void pop_tape(TapeState& tape);
+
+/// The backward walk (backward.cpp): gradients of the summed targets w.r.t. the sources, named by
+/// id with their metadata.
+std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor> targets,
+                                        std::span<const int64_t> source_ids,
+                                        std::span<const TensorMeta> source_meta,
+                                        const GradientOptions& options);
+
+/// The gradient reduced to `shape` by summing the broadcast axes (NOTE [Un-broadcasting]).
+Tensor sum_to_shape(const Tensor& grad, const Shape& shape);
+
+}  // namespace tapeflow

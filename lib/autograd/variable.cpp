@@ -1,0 +1,353 @@
+// Variables: the live-variable registry (unique names, creation order), reads recorded on tapes,
+// copy-on-write assignment, name scopes and TF1 get_variable / variable_scope.
+#include <tapeflow/autograd/variable.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+
+#include <fmt/ranges.h>
+
+#include <tapeflow/ops/array.hpp>
+#include <tapeflow/ops/creation.hpp>
+#include <tapeflow/ops/math.hpp>
+#include <tapeflow/random.hpp>
+
+#include "autograd/tape.hpp"
+#include "core/backend.hpp"
+#include "core/dtype_dispatch.hpp"
+#include "core/ids.hpp"
+
+namespace tapeflow {
+
+struct VariableState {
+    std::string name;
+    bool trainable = true;
+    int64_t id = 0;
+    Tensor value;
+    std::mutex mutex;  // serializes updates of one variable
+};
+
+namespace {
+
+struct Registry {
+    std::mutex mutex;
+    std::vector<std::weak_ptr<VariableState>> live;  // creation order; expired entries pruned lazily
+};
+
+Registry& registry() {
+    static Registry r;
+    return r;
+}
+
+template <class F>
+void for_each_live(Registry& r, F&& f) {
+    auto& live = r.live;
+    live.erase(std::remove_if(live.begin(), live.end(), [](const auto& w) { return w.expired(); }),
+               live.end());
+    for (const auto& w : live) {
+        if (auto s = w.lock()) f(s);
+    }
+}
+
+bool name_taken(Registry& r, const std::string& name) {
+    bool taken = false;
+    for_each_live(r, [&](const auto& s) { taken = taken || s->name == name; });
+    return taken;
+}
+
+thread_local std::string tls_scope;       // "a/b/"
+thread_local bool tls_reuse = false;      // inside a variable_scope(reuse = true)
+
+[[noreturn]] void bad_update(const VariableState& s, std::string_view what, const Tensor& value) {
+    throw errors::InvalidArgumentError(fmt::format(
+        "Cannot {} variable '{}' of shape {} and dtype {} with a tensor of shape {} and dtype {}", what,
+        s.name, s.value.shape().str(), dtype_name(s.value.dtype()), value.shape().str(),
+        dtype_name(value.dtype())));
+}
+
+// Writes `value` into the variable: in place when no read still shares the buffer, else into a
+// fresh buffer (copy-on-write), so tensors read earlier keep their values.
+void store(VariableState& s, const Tensor& value) {
+    const Tensor source = value.device() == s.value.device() ? value : value.to(s.value.device());
+    const bool shared = s.value.impl_ptr().use_count() > 1 || s.value.impl()->storage.use_count() > 1;
+    if (shared) {
+        s.value = identity(source);
+        return;
+    }
+    const Device device = s.value.device();
+    find_backend(device.type())
+        ->copy(s.value.mutable_raw_data(), device, source.raw_data(), device, source.nbytes());
+}
+
+double glorot_limit(const Shape& shape) {
+    double fan_in = 1, fan_out = 1;
+    const auto& d = shape.dims();
+    if (d.size() == 1) {
+        fan_in = fan_out = static_cast<double>(d[0]);
+    } else if (d.size() >= 2) {
+        double receptive = 1;
+        for (std::size_t i = 0; i + 2 < d.size(); ++i) receptive *= static_cast<double>(d[i]);
+        fan_in = static_cast<double>(d[d.size() - 2]) * receptive;
+        fan_out = static_cast<double>(d[d.size() - 1]) * receptive;
+    }
+    return std::sqrt(6.0 / std::max(1.0, fan_in + fan_out));
+}
+
+}  // namespace
+
+// ---- Variable ----
+
+Variable::Variable(const Tensor& initial_value, VariableOptions options) {
+    if (!initial_value.defined()) {
+        throw errors::InvalidArgumentError("Variable: the initial value is undefined");
+    }
+    auto s = std::make_shared<VariableState>();
+    s->trainable = options.trainable;
+    s->id = next_unique_id();
+    s->value = identity(initial_value);  // own buffer: the caller's tensor stays immutable
+    Registry& r = registry();
+    const std::lock_guard lock(r.mutex);
+    const std::string base = tls_scope + (options.name.empty() ? "Variable" : options.name);
+    std::string name = base;
+    for (int k = 1; name_taken(r, name); ++k) name = fmt::format("{}_{}", base, k);
+    s->name = std::move(name);
+    r.live.push_back(s);
+    state_ = std::move(s);
+}
+
+VariableState& Variable::checked() const {
+    if (!state_) throw errors::FailedPreconditionError("the Variable handle is empty");
+    return *state_;
+}
+
+const std::string& Variable::name() const { return checked().name; }
+
+const Shape& Variable::shape() const { return checked().value.shape(); }
+
+DType Variable::dtype() const { return checked().value.dtype(); }
+
+Device Variable::device() const { return checked().value.device(); }
+
+bool Variable::trainable() const { return checked().trainable; }
+
+int64_t Variable::id() const { return checked().id; }
+
+Tensor Variable::value() const {
+    VariableState& s = checked();
+    Tensor current;
+    {
+        const std::lock_guard lock(s.mutex);
+        current = s.value;
+    }
+    if (!any_tape_recording()) return current;
+    // Under a tape every read is a new tensor, recorded as depending on the variable.
+    Tensor read = Tensor::view(current.impl()->storage, current.impl()->offset, current.shape(), current.dtype());
+    record_variable_read(*this, read);
+    return read;
+}
+
+Variable& Variable::assign(const Tensor& value) {
+    VariableState& s = checked();
+    if (!value.defined() || value.shape() != s.value.shape() || value.dtype() != s.value.dtype()) {
+        bad_update(s, "assign", value.defined() ? value : s.value);
+    }
+    const std::lock_guard lock(s.mutex);
+    store(s, value);
+    return *this;
+}
+
+Variable& Variable::assign_add(const Tensor& delta) {
+    VariableState& s = checked();
+    if (!delta.defined() || delta.dtype() != s.value.dtype()) bad_update(s, "assign_add", delta.defined() ? delta : s.value);
+    const std::lock_guard lock(s.mutex);
+    Tensor sum = add(s.value, delta);
+    if (sum.shape() != s.value.shape()) bad_update(s, "assign_add", delta);
+    store(s, sum);
+    return *this;
+}
+
+Variable& Variable::assign_sub(const Tensor& delta) {
+    VariableState& s = checked();
+    if (!delta.defined() || delta.dtype() != s.value.dtype()) bad_update(s, "assign_sub", delta.defined() ? delta : s.value);
+    const std::lock_guard lock(s.mutex);
+    Tensor diff = subtract(s.value, delta);
+    if (diff.shape() != s.value.shape()) bad_update(s, "assign_sub", delta);
+    store(s, diff);
+    return *this;
+}
+
+namespace {
+
+enum class ScatterMode { add, sub, update };
+
+void scatter(VariableState& s, const IndexedSlices& slices, ScatterMode mode, std::string_view what) {
+    const Tensor& var = s.value;
+    if (!slices.values.defined() || !slices.indices.defined() || var.rank() == 0 ||
+        slices.values.dtype() != var.dtype() || !is_integer(slices.indices.dtype()) ||
+        slices.indices.rank() != 1 || slices.values.rank() != var.rank() ||
+        slices.values.shape()[0] != slices.indices.shape()[0]) {
+        throw errors::InvalidArgumentError(fmt::format(
+            "{}: variable '{}' {} {} needs IndexedSlices with values [N, {}] of its dtype and "
+            "integer indices [N]",
+            what, s.name, var.shape().str(), dtype_name(var.dtype()),
+            fmt::join(std::vector<int64_t>(var.shape().dims().begin() + 1, var.shape().dims().end()), ", ")));
+    }
+    for (int64_t d = 1; d < var.rank(); ++d) {
+        if (slices.values.shape()[d] != var.shape()[d]) {
+            throw errors::InvalidArgumentError(fmt::format("{}: values shape {} does not match rows of variable '{}' {}",
+                                                           what, slices.values.shape().str(), s.name, var.shape().str()));
+        }
+    }
+    const int64_t rows = var.shape()[0];
+    const auto indices = slices.indices.to_vector<int64_t>();
+    for (int64_t i : indices) {
+        if (i < 0 || i >= rows) {
+            throw errors::InvalidArgumentError(
+                fmt::format("{}: index {} is not in [0, {}) for variable '{}'", what, i, rows, s.name));
+        }
+    }
+    // Write into the buffer in place when nothing else shares it, else into a private host copy
+    // (copy-on-write), which then becomes the variable's value.
+    const bool shared = var.impl_ptr().use_count() > 1 || var.impl()->storage.use_count() > 1;
+    Tensor host = var.device().is_cpu() && !shared ? var : identity(var.cpu());
+    const Tensor values = slices.values.cpu();
+    const int64_t row = var.num_elements() / rows;
+    visit_dtype(var.dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+            auto* dst = static_cast<T*>(host.mutable_raw_data());
+            const auto* src = static_cast<const T*>(values.raw_data());
+            for (std::size_t n = 0; n < indices.size(); ++n) {
+                T* out = dst + indices[n] * row;
+                const T* in = src + static_cast<int64_t>(n) * row;
+                for (int64_t k = 0; k < row; ++k) {
+                    out[k] = mode == ScatterMode::add ? out[k] + in[k] : mode == ScatterMode::sub ? out[k] - in[k] : in[k];
+                }
+            }
+        } else {
+            throw errors::InvalidArgumentError(fmt::format("{}: unsupported dtype {}", what, dtype_name(var.dtype())));
+        }
+    });
+    if (host.impl() != var.impl()) s.value = var.device().is_cpu() ? host : host.to(var.device());
+}
+
+}  // namespace
+
+Variable& Variable::scatter_add(const IndexedSlices& slices) {
+    VariableState& s = checked();
+    const std::lock_guard lock(s.mutex);
+    scatter(s, slices, ScatterMode::add, "scatter_add");
+    return *this;
+}
+
+Variable& Variable::scatter_sub(const IndexedSlices& slices) {
+    VariableState& s = checked();
+    const std::lock_guard lock(s.mutex);
+    scatter(s, slices, ScatterMode::sub, "scatter_sub");
+    return *this;
+}
+
+Variable& Variable::scatter_update(const IndexedSlices& slices) {
+    VariableState& s = checked();
+    const std::lock_guard lock(s.mutex);
+    scatter(s, slices, ScatterMode::update, "scatter_update");
+    return *this;
+}
+
+std::vector<Variable> global_variables() {
+    std::vector<Variable> out;
+    Registry& r = registry();
+    const std::lock_guard lock(r.mutex);
+    for_each_live(r, [&](const auto& s) { out.emplace_back(s); });
+    return out;
+}
+
+std::vector<Variable> trainable_variables() {
+    std::vector<Variable> out;
+    for (const Variable& v : global_variables()) {
+        if (v.trainable()) out.push_back(v);
+    }
+    return out;
+}
+
+// ---- name scopes ----
+
+NameScope::NameScope(std::string_view name) : previous_length_(tls_scope.size()) {
+    if (name.empty()) return;
+    if (name.back() == '/') {  // an absolute scope, as in TensorFlow
+        tls_scope = std::string(name);
+    } else {
+        tls_scope += std::string(name) + "/";
+    }
+}
+
+NameScope::~NameScope() { tls_scope.resize(std::min(previous_length_, tls_scope.size())); }
+
+NameScope name_scope(std::string_view name) { return NameScope(name); }
+
+std::string current_name_scope() { return tls_scope; }
+
+// ---- TF1 get_variable ----
+
+Initializer::Initializer(Tensor value) : value_(std::move(value)) {}
+
+Tensor Initializer::operator()(const Shape& shape, DType dtype) const {
+    if (value_.defined()) return value_.dtype() == dtype ? value_ : cast(value_, dtype);
+    if (fn_) {
+        Tensor t = fn_(shape);
+        return t.dtype() == dtype ? t : cast(t, dtype);
+    }
+    const double limit = glorot_limit(shape);
+    return random::uniform(shape, -limit, limit, dtype);
+}
+
+VariableScope::VariableScope(std::string_view name, bool reuse) : names_(name), previous_reuse_(tls_reuse) {
+    tls_reuse = tls_reuse || reuse;  // reuse is inherited by nested scopes
+}
+
+VariableScope::~VariableScope() { tls_reuse = previous_reuse_; }
+
+VariableScope variable_scope(std::string_view name, bool reuse) { return VariableScope(name, reuse); }
+
+Variable get_variable(std::string_view name, const GetVariableOptions& options) {
+    const std::string full = tls_scope + std::string(name);
+    for (const Variable& v : global_variables()) {
+        if (v.name() != full) continue;
+        if (!tls_reuse) {
+            throw errors::InvalidArgumentError(fmt::format(
+                "Variable {} already exists, disallowed. Did you mean to set reuse=True in VarScope?", full));
+        }
+        if (options.shape && *options.shape != v.shape()) {
+            throw errors::InvalidArgumentError(fmt::format(
+                "Trying to share variable {}, but specified shape {} and found shape {}.", full,
+                options.shape->str(), v.shape().str()));
+        }
+        return v;
+    }
+    if (tls_reuse) {
+        throw errors::InvalidArgumentError(fmt::format(
+            "Variable {} does not exist, or was not created with get_variable(). Did you mean to set "
+            "reuse=false in VarScope?",
+            full));
+    }
+    Tensor initial;
+    if (options.shape) {
+        initial = options.initializer(*options.shape, options.dtype);
+        if (initial.shape() != *options.shape) {
+            throw errors::InvalidArgumentError(fmt::format(
+                "get_variable {}: the initializer gave shape {} for shape {}", full,
+                initial.shape().str(), options.shape->str()));
+        }
+    } else if (options.initializer.is_tensor()) {
+        initial = options.initializer(Shape{}, options.dtype);  // the tensor defines the shape
+    } else {
+        throw errors::InvalidArgumentError(fmt::format(
+            "Shape of a new variable ({}) must be fully defined, but instead was None.", full));
+    }
+    // The Variable constructor adds the current scope prefix itself.
+    return Variable(initial, {.name = std::string(name), .trainable = options.trainable});
+}
+
+}  // namespace tapeflow

@@ -1,0 +1,34 @@
+// DeviceBackend: what a device type provides to the core (memory and copies). The CPU backend is
+// built in; the CUDA backend (cuda/) is linked in when tapeflow is built with CUDA. Kernels are not
+// here: they live in the kernel registry (lib/ops/dispatch.hpp).
+#pragma once
+
+#include <cstddef>
+
+#include <tapeflow/core/device.hpp>
+#include <tapeflow/core/storage.hpp>
+
+namespace tapeflow {
+
+class DeviceBackend {
+public:
+    virtual ~DeviceBackend() = default;
+    /// Usable devices of this type (0 when the driver or hardware is missing).
+    virtual int device_count() = 0;
+    /// Why device_count() is 0, for error messages ("" when devices are present).
+    virtual std::string unavailable_reason() = 0;
+    virtual Allocator& allocator() = 0;
+    /// Copies `nbytes` between host memory and this backend's devices, or within one of them.
+    /// When it returns, the data is in place as far as any later op or host read can tell.
+    virtual void copy(void* dst, Device dst_device, const void* src, Device src_device,
+                      std::size_t nbytes) = 0;
+};
+
+/// The backend of `type`, or nullptr when tapeflow was built without it.
+DeviceBackend* find_backend(DeviceType type);
+
+/// Throws unless `device` exists: UnimplementedError when its backend is not built in,
+/// InvalidArgumentError for an index >= device_count().
+void check_device(Device device);
+
+}  // namespace tapeflow

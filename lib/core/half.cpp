@@ -1,0 +1,28 @@
+// Float <-> 16-bit float conversions. float16 uses the compiler's _Float16 (GCC >= 12 on x86-64 and
+// AArch64), which rounds to nearest even and handles subnormals, inf and NaN; bfloat16 is the top
+// half of a float32 with round-to-nearest-even on the dropped bits.
+#include <tapeflow/core/half.hpp>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+
+namespace tapeflow {
+
+Half::Half(float value) : bits(std::bit_cast<uint16_t>(static_cast<_Float16>(value))) {}
+
+Half::operator float() const { return static_cast<float>(std::bit_cast<_Float16>(bits)); }
+
+BFloat16::BFloat16(float value) {
+    const auto u = std::bit_cast<uint32_t>(value);
+    if (std::isnan(value)) {
+        bits = static_cast<uint16_t>((u >> 16) | 0x0040U);  // keep it a (quiet) NaN
+        return;
+    }
+    const uint32_t rounding = 0x7FFFU + ((u >> 16) & 1U);
+    bits = static_cast<uint16_t>((u + rounding) >> 16);
+}
+
+BFloat16::operator float() const { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
+
+}  // namespace tapeflow

@@ -1,0 +1,119 @@
+// Storage and the 64-byte-aligned host allocator.
+#include <tapeflow/core/error.hpp>
+#include <tapeflow/core/storage.hpp>
+
+#include <cstdlib>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "core/backend.hpp"
+
+namespace tapeflow {
+namespace {
+
+constexpr std::size_t kCpuAlignment = 64;
+// Blocks from this size up are cached for reuse: glibc serves them with mmap/munmap, and every
+// fresh mapping page-faults on first touch (about 4 us per 4 KiB page on these VMs), which made
+// allocation, not arithmetic, the cost of large element-wise ops (shared/anchors/RESULTS.md, finding 4).
+constexpr std::size_t kCacheMinBytes = std::size_t{1} << 18;
+
+// Size classes: four per power of two, so a reused block wastes at most 25%.
+std::size_t size_class(std::size_t nbytes) {
+    if (nbytes < kCacheMinBytes) return (nbytes + kCpuAlignment - 1) / kCpuAlignment * kCpuAlignment;
+    const int top = 63 - __builtin_clzll(nbytes);
+    const std::size_t step = std::size_t{1} << (top - 2);
+    return (nbytes + step - 1) / step * step;
+}
+
+std::size_t cache_limit() {
+    const char* env = std::getenv("TAPEFLOW_CPU_CACHE_BYTES");
+    return env != nullptr ? std::strtoull(env, nullptr, 10) : (std::size_t{1} << 30);
+}
+
+class CpuAllocator final : public Allocator {
+public:
+    void* allocate(std::size_t nbytes, Device device) override {
+        const std::size_t rounded = size_class(nbytes);
+        if (rounded >= kCacheMinBytes) {
+            const std::lock_guard lock(mutex_);
+            auto it = free_.find(rounded);
+            if (it != free_.end() && !it->second.empty()) {
+                void* ptr = it->second.back();
+                it->second.pop_back();
+                cached_bytes_ -= rounded;
+                return ptr;
+            }
+        }
+        void* ptr = std::aligned_alloc(kCpuAlignment, rounded);
+        if (ptr == nullptr) {
+            release_cache();  // give cached blocks back and try once more
+            ptr = std::aligned_alloc(kCpuAlignment, rounded);
+        }
+        if (ptr == nullptr) {
+            throw errors::ResourceExhaustedError(
+                fmt::format("OOM when allocating {} bytes on {}", nbytes, device.str()));
+        }
+        return ptr;
+    }
+
+    void deallocate(void* ptr, std::size_t nbytes, Device /*device*/) noexcept override {
+        const std::size_t rounded = size_class(nbytes);
+        if (rounded >= kCacheMinBytes) {
+            const std::lock_guard lock(mutex_);
+            if (cached_bytes_ + rounded <= limit_) {
+                try {
+                    free_[rounded].push_back(ptr);
+                    cached_bytes_ += rounded;
+                    return;
+                } catch (...) {  // no memory for the list entry: free the block instead
+                }
+            }
+        }
+        std::free(ptr);
+    }
+
+    void release_cache() noexcept {
+        const std::lock_guard lock(mutex_);
+        for (auto& [size, blocks] : free_) {
+            for (void* p : blocks) std::free(p);
+        }
+        free_.clear();
+        cached_bytes_ = 0;
+    }
+
+private:
+    std::mutex mutex_;
+    std::unordered_map<std::size_t, std::vector<void*>> free_;
+    std::size_t cached_bytes_ = 0;
+    const std::size_t limit_ = cache_limit();
+};
+
+}  // namespace
+
+Allocator& cpu_allocator() {
+    // Never destroyed: tensors in static objects may be freed after static destructors ran.
+    static auto* allocator = new CpuAllocator;
+    return *allocator;
+}
+
+Allocator& allocator_for(DeviceType type) {
+    DeviceBackend* backend = find_backend(type);
+    if (backend == nullptr) {
+        throw errors::UnimplementedError("tapeflow was built without CUDA: no CUDA allocator");
+    }
+    return backend->allocator();
+}
+
+Storage::Storage(std::size_t nbytes, Device device) : nbytes_(nbytes), device_(device) {
+    if (!device.is_cpu()) check_device(device);  // also for empty tensors: no silent bad device
+    if (nbytes == 0) return;
+    allocator_ = &allocator_for(device.type());
+    data_ = allocator_->allocate(nbytes, device);
+}
+
+Storage::~Storage() {
+    if (data_ != nullptr) allocator_->deallocate(data_, nbytes_, device_);
+}
+
+}  // namespace tapeflow

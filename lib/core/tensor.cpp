@@ -1,0 +1,110 @@
+// Tensor: allocation, views, host access with conversion, device copies, printing.
+#include <tapeflow/core/error.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/ops/creation.hpp>
+
+#include <atomic>
+#include <cstring>
+#include <ostream>
+
+#include "core/backend.hpp"
+#include "core/format.hpp"
+#include "core/ids.hpp"
+
+namespace tapeflow {
+
+int64_t next_unique_id() {
+    static std::atomic<int64_t> counter{0};
+    return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
+    const std::size_t nbytes = static_cast<std::size_t>(shape.num_elements()) * dtype_size(dtype);
+    auto impl = std::make_shared<TensorImpl>();
+    impl->shape = shape;
+    impl->dtype = dtype;
+    impl->storage = std::make_shared<Storage>(nbytes, device);
+    impl->id = next_unique_id();
+    return Tensor(std::move(impl));
+}
+
+Tensor Tensor::view(std::shared_ptr<Storage> storage, std::size_t offset, const Shape& shape,
+                    DType dtype) {
+    const std::size_t nbytes = static_cast<std::size_t>(shape.num_elements()) * dtype_size(dtype);
+    if (storage == nullptr || offset + nbytes > storage->nbytes()) {
+        throw errors::InternalError(fmt::format(
+            "view of {} bytes at offset {} exceeds its storage ({} bytes); this is a tapeflow bug",
+            nbytes, offset, storage ? storage->nbytes() : 0));
+    }
+    auto impl = std::make_shared<TensorImpl>();
+    impl->shape = shape;
+    impl->dtype = dtype;
+    impl->storage = std::move(storage);
+    impl->offset = offset;
+    impl->id = next_unique_id();
+    return Tensor(std::move(impl));
+}
+
+const void* Tensor::raw_data() const { return mutable_raw_data(); }
+
+void* Tensor::mutable_raw_data() const {
+    const TensorImpl& impl = checked();
+    auto* base = static_cast<char*>(impl.storage->data());
+    return base == nullptr ? nullptr : base + impl.offset;
+}
+
+void Tensor::throw_undefined() {
+    throw errors::FailedPreconditionError(
+        "the tensor is undefined (a default-constructed Tensor, e.g. a missing gradient)");
+}
+
+void Tensor::throw_item_error() const {
+    throw errors::InvalidArgumentError(fmt::format(
+        "item() needs a tensor with exactly one element, but this one has shape {} ({} elements)",
+        shape().str(), num_elements()));
+}
+
+void Tensor::check_data_access(DType requested, std::size_t size) const {
+    if (!device().is_cpu()) {
+        throw errors::FailedPreconditionError(fmt::format(
+            "data() needs a CPU tensor, but this one is on {}; copy it with .cpu() first",
+            device().str()));
+    }
+    if (requested != dtype() || size != dtype_size(dtype())) {
+        throw errors::InvalidArgumentError(fmt::format(
+            "data<T>() with T = {} on a {} tensor: T must be the element type (use to_vector<T>() "
+            "or cast() to convert)",
+            dtype_name(requested), dtype_name(dtype())));
+    }
+}
+
+void Tensor::copy_to_host(void* dst, DType dst_dtype) const {
+    Tensor host = cpu();
+    if (host.dtype() != dst_dtype) host = host.cast(dst_dtype);
+    if (host.nbytes() != 0) std::memcpy(dst, host.raw_data(), host.nbytes());
+}
+
+Tensor Tensor::to(Device target) const {
+    const Device source = device();
+    if (source == target) return *this;
+    check_device(target);
+    Tensor out = empty(shape(), dtype(), target);
+    // The non-CPU side's backend knows how to copy to, from and within its devices.
+    DeviceBackend* backend = find_backend(target.is_cpu() ? source.type() : target.type());
+    backend->copy(out.mutable_raw_data(), target, raw_data(), source, nbytes());
+    return out;
+}
+
+Tensor Tensor::cast(DType target) const { return tapeflow::cast(*this, target); }
+
+std::string Tensor::str() const { return defined() ? format_tensor(*this) : "None"; }
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.str(); }
+
+std::ostream& operator<<(std::ostream& os, const Shape& s) { return os << s.str(); }
+
+std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
+
+std::ostream& operator<<(std::ostream& os, DType d) { return os << dtype_name(d); }
+
+}  // namespace tapeflow

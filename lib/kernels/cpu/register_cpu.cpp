@@ -1,0 +1,15 @@
+// register_cpu_kernels(): calls each CPU kernel file's registration function (ops/op_families.hpp).
+#include "ops/op_families.hpp"
+
+namespace tapeflow {
+
+void register_cpu_kernels(KernelRegistry& r) {
+    register_creation_cpu(r);
+    register_elementwise_cpu(r);
+    register_reduce_cpu(r);
+    register_linalg_cpu(r);
+    register_array_cpu(r);
+    register_indexing_cpu(r);
+}
+
+}  // namespace tapeflow

@@ -1,0 +1,81 @@
+// apply(): validate -> allocate -> dispatch -> record on watching tapes. See NOTE [Op call path] in docs/architecture.md.
+#include "ops/apply.hpp"
+
+#include "autograd/tape.hpp"
+#include "ops/dispatch.hpp"
+
+namespace tapeflow {
+namespace {
+
+// Validates inputs and returns the device the op runs on: the inputs' device, or the default
+// device for ops without inputs. tapeflow never copies between devices implicitly.
+Device op_device(Op op, std::span<const Tensor> inputs) {
+    const int arity = op_arity(op);
+    if (arity >= 0 && static_cast<int>(inputs.size()) != arity) {
+        op_fail<errors::InternalError>(op, "op '{}' takes {} inputs, got {}; this is a tapeflow bug",
+                                       op_name(op), arity, inputs.size());
+    }
+    if (inputs.empty()) return default_device();
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        if (!inputs[i].defined()) {
+            op_fail(op, "input {} of '{}' is an undefined tensor", i, op_name(op));
+        }
+    }
+    const Device device = inputs[0].device();
+    for (std::size_t i = 1; i < inputs.size(); ++i) {
+        if (inputs[i].device() != device) {
+            op_fail(op,
+                    "inputs must be on one device, but input 0 is on {} and input {} on {}; copy "
+                    "with .to() first",
+                    device.str(), i, inputs[i].device().str());
+        }
+    }
+    return device;
+}
+
+Tensor make_output(const OutputSpec& spec, std::span<const Tensor> inputs, Device device) {
+    if (spec.alias_input < 0) return Tensor::empty(spec.shape, spec.dtype, device);
+    const TensorImpl& source = *inputs[static_cast<std::size_t>(spec.alias_input)].impl();
+    return Tensor::view(source.storage, source.offset + spec.byte_offset, spec.shape, spec.dtype);
+}
+
+void run_kernel(Op op, Device device, std::span<const Tensor> inputs, std::span<Tensor> outputs,
+                const Attrs& attrs) {
+    if (op_dispatch(op) == DispatchOn::none) {
+        op_fail<errors::InternalError>(op, "op '{}' has no kernels; this is a tapeflow bug", op_name(op));
+    }
+    const bool on_input = op_dispatch(op) == DispatchOn::input || outputs.empty();
+    if (on_input && inputs.empty()) {
+        op_fail<errors::InternalError>(op, "op '{}' dispatches on an input but has none; this is a tapeflow bug", op_name(op));
+    }
+    const DType dtype = on_input ? inputs[0].dtype() : outputs[0].dtype();
+    const KernelFn kernel = kernel_registry().find(op, device, dtype);
+    kernel(KernelContext{op, device, inputs, outputs, attrs});
+}
+
+}  // namespace
+
+Tensor apply(Op op, std::span<const Tensor> inputs, const OutputSpec& output, const Attrs& attrs) {
+    const Device device = op_device(op, inputs);
+    Tensor out = make_output(output, inputs, device);
+    if (output.alias_input < 0) run_kernel(op, device, inputs, std::span<Tensor>(&out, 1), attrs);
+    if (any_tape_recording()) record_operation(op, inputs, std::span<const Tensor>(&out, 1), attrs);
+    return out;
+}
+
+std::vector<Tensor> apply_multi(Op op, std::span<const Tensor> inputs,
+                                std::span<const OutputSpec> outputs, const Attrs& attrs) {
+    const Device device = op_device(op, inputs);
+    std::vector<Tensor> out;
+    out.reserve(outputs.size());
+    bool all_views = true;
+    for (const OutputSpec& spec : outputs) {
+        out.push_back(make_output(spec, inputs, device));
+        all_views = all_views && spec.alias_input >= 0;
+    }
+    if (!all_views) run_kernel(op, device, inputs, out, attrs);
+    if (any_tape_recording()) record_operation(op, inputs, out, attrs);
+    return out;
+}
+
+}  // namespace tapeflow

@@ -1,0 +1,171 @@
+// Creation and array ops: constant, fill, range, linspace, eye, one_hot, identity, cast.
+// Values computed on the host (constant, range, linspace, eye) are built on the CPU and then copied
+// to the default device; fill and one_hot run as kernels on the device itself.
+#include <tapeflow/ops/creation.hpp>
+
+#include <cmath>
+#include <cstring>
+
+#include "ops/apply.hpp"
+#include "ops/op_families.hpp"
+
+namespace tapeflow {
+namespace {
+
+Tensor on_default_device(const Tensor& host) { return host.to(default_device()); }
+
+template <class T>
+Tensor host_tensor(const std::vector<T>& values, const Shape& shape) {
+    Tensor t = Tensor::empty(shape, dtype_of_v<T>);
+    if (!values.empty()) std::memcpy(t.mutable_raw_data(), values.data(), values.size() * sizeof(T));
+    return t;
+}
+
+}  // namespace
+
+namespace detail {
+
+Tensor make_constant(const void* values, DType src_dtype, std::size_t count, const Shape& shape,
+                     std::optional<DType> dtype) {
+    const auto n = static_cast<std::size_t>(shape.num_elements());
+    if (count != n && count != 1) {
+        throw errors::InvalidArgumentError(fmt::format(
+            "constant: {} values given for shape {}, which has {} elements (give exactly that many, "
+            "or one value to fill the shape)",
+            count, shape.str(), n));
+    }
+    const std::size_t size = dtype_size(src_dtype);
+    Tensor host = Tensor::empty(shape, src_dtype);
+    auto* dst = static_cast<char*>(host.mutable_raw_data());
+    if (count == n) {
+        if (n != 0) std::memcpy(dst, values, n * size);
+    } else {
+        for (std::size_t i = 0; i < n; ++i) std::memcpy(dst + i * size, values, size);
+    }
+    if (dtype && *dtype != src_dtype) host = cast(host, *dtype);
+    return on_default_device(host);
+}
+
+void throw_ragged(std::size_t expected, std::size_t got, int depth) {
+    throw errors::InvalidArgumentError(fmt::format(
+        "constant: non-rectangular initializer list: a list at depth {} has {} elements where {} "
+        "were expected",
+        depth, got, expected));
+}
+
+}  // namespace detail
+
+Tensor fill(const Shape& shape, double value, DType dtype) {
+    return apply(Op::fill, {}, {shape, dtype}, Attrs().set("value", value));
+}
+
+Tensor zeros(const Shape& shape, DType dtype) { return fill(shape, 0.0, dtype); }
+
+Tensor ones(const Shape& shape, DType dtype) { return fill(shape, 1.0, dtype); }
+
+Tensor zeros_like(const Tensor& like) {
+    const DeviceScope scope(like.device());
+    return zeros(like.shape(), like.dtype());
+}
+
+Tensor ones_like(const Tensor& like) {
+    const DeviceScope scope(like.device());
+    return ones(like.shape(), like.dtype());
+}
+
+Tensor range(double start, double limit, double delta, DType dtype) {
+    if (!std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta)) {
+        throw errors::InvalidArgumentError(
+            fmt::format("start, limit and delta must be finite, got {}, {}, {}", start, limit, delta),
+            "Range");
+    }
+    if (is_integer(dtype)) {  // TensorFlow converts the arguments to the output type first
+        start = std::trunc(start);
+        limit = std::trunc(limit);
+        delta = std::trunc(delta);
+    }
+    if (delta == 0) {
+        throw errors::InvalidArgumentError(fmt::format("Requires delta != 0: {}", delta), "Range");
+    }
+    if ((delta > 0 && start > limit) || (delta < 0 && start < limit)) {
+        throw errors::InvalidArgumentError(
+            fmt::format("Requires start {} limit when delta {} 0: {}/{}", delta > 0 ? "<=" : ">=",
+                        delta > 0 ? ">" : "<", start, limit),
+            "Range");
+    }
+    const auto n = static_cast<int64_t>(std::ceil(std::abs((limit - start) / delta)));
+    std::vector<double> values(static_cast<std::size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+        values[static_cast<std::size_t>(i)] = start + static_cast<double>(i) * delta;
+    }
+    return on_default_device(cast(host_tensor(values, Shape{n}), dtype));
+}
+
+Tensor linspace(double start, double stop, int64_t num, DType dtype) {
+    if (num <= 0) {
+        throw errors::InvalidArgumentError(fmt::format("Requires num > 0: {}", num), "LinSpace");
+    }
+    std::vector<double> values(static_cast<std::size_t>(num));
+    const double step = num > 1 ? (stop - start) / static_cast<double>(num - 1) : 0.0;
+    for (int64_t i = 0; i < num; ++i) values[static_cast<std::size_t>(i)] = start + static_cast<double>(i) * step;
+    if (num > 1) values.back() = stop;  // exact endpoint, as TensorFlow does
+    return on_default_device(cast(host_tensor(values, Shape{num}), dtype));
+}
+
+Tensor eye(int64_t n, DType dtype) {
+    if (n < 0) {
+        throw errors::InvalidArgumentError(fmt::format("eye: num_rows must be >= 0, got {}", n), "Eye");
+    }
+    std::vector<double> values(static_cast<std::size_t>(n * n), 0.0);
+    for (int64_t i = 0; i < n; ++i) values[static_cast<std::size_t>(i * n + i)] = 1.0;
+    return on_default_device(cast(host_tensor(values, Shape{n, n}), dtype));
+}
+
+Tensor one_hot(const Tensor& indices, int64_t depth, double on_value, double off_value,
+               int64_t axis, DType dtype) {
+    if (!indices.defined()) op_fail(Op::one_hot, "indices is an undefined tensor");
+    if (!is_integer(indices.dtype())) {
+        op_fail(Op::one_hot, "indices must be int32, int64 or uint8, got {}", dtype_name(indices.dtype()));
+    }
+    if (depth < 0) op_fail(Op::one_hot, "depth must be non-negative, got: {}", depth);
+    const int64_t rank = indices.rank();
+    if (axis < -1 || axis > rank) {
+        op_fail(Op::one_hot, "Expected axis to be -1 or between [0, {}).  But received: {}", rank + 1, axis);
+    }
+    const int64_t where = axis == -1 ? rank : axis;
+    std::vector<int64_t> dims = indices.shape().dims();
+    dims.insert(dims.begin() + where, depth);
+    return apply(Op::one_hot, {indices}, {Shape(dims), dtype},
+                 Attrs().set("depth", depth).set("axis", where).set("on_value", on_value).set("off_value", off_value));
+}
+
+Tensor identity(const Tensor& x) {
+    if (!x.defined()) op_fail(Op::identity, "input is an undefined tensor");
+    return apply(Op::identity, {x}, {x.shape(), x.dtype()});
+}
+
+namespace {
+
+const OpDef kCreationOps[] = {
+    {Op::identity, Save::nothing, [](const GradCtx& c) -> Grads { return {c.grad()}; }},
+    // Cast: the gradient casts back when both dtypes are floating; integer casts cut the graph.
+    {Op::cast, Save::nothing,
+     [](const GradCtx& c) -> Grads {
+         const DType from = c.in_meta[0].dtype;
+         if (!is_floating(from) || !is_floating(c.out_meta[0].dtype)) return {Gradient()};
+         return {cast(c.grad(), from)};
+     }},
+    {Op::fill, Save::nothing, nullptr},
+    {Op::one_hot, Save::nothing, nullptr},
+};
+
+}  // namespace
+
+std::span<const OpDef> creation_op_defs() { return kCreationOps; }
+
+Tensor cast(const Tensor& x, DType dtype) {
+    if (!x.defined()) op_fail(Op::cast, "input is an undefined tensor");
+    return apply(Op::cast, {x}, {x.shape(), dtype});
+}
+
+}  // namespace tapeflow

@@ -1,0 +1,41 @@
+// The gradient table: one OpDef row per op, collected from the family files. Every op in
+// op_list.def must have exactly one row (checked when the table is built and by test_registry).
+#include "ops/op_def.hpp"
+
+#include <array>
+
+#include <tapeflow/core/error.hpp>
+
+#include "ops/op_families.hpp"
+
+namespace tapeflow {
+namespace {
+
+std::array<const OpDef*, kNumOps> build_table() {
+    std::array<const OpDef*, kNumOps> table{};
+    for (auto rows : all_op_defs()) {
+        for (const OpDef& row : rows) {
+            const auto i = static_cast<std::size_t>(row.op);
+            if (table[i] != nullptr) {
+                throw errors::InternalError(fmt::format(
+                    "op '{}' has two gradient rows; this is a tapeflow bug", op_name(row.op)));
+            }
+            table[i] = &row;
+        }
+    }
+    return table;
+}
+
+}  // namespace
+
+const OpDef& op_def(Op op) {
+    static const std::array<const OpDef*, kNumOps> table = build_table();
+    const OpDef* row = table[static_cast<std::size_t>(op)];
+    if (row == nullptr) {
+        throw errors::InternalError(
+            fmt::format("op '{}' has no gradient row; this is a tapeflow bug", op_name(op)));
+    }
+    return *row;
+}
+
+}  // namespace tapeflow

@@ -1,0 +1,59 @@
+// OpDef: an op's gradient row — which tensors the backward pass reads (Save) and the formula that
+// reads them. Each family file under lib/ops/ defines the rows of its ops next to their public
+// wrappers; op_def.cpp collects them into one table indexed by Op. Formulas are written with public
+// tapeflow ops, so they run on every device and are themselves differentiable (higher order).
+// Broadcasting is undone by the engine (NOTE [Un-broadcasting] in lib/autograd/backward.cpp).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include <tapeflow/autograd/gradient.hpp>
+#include <tapeflow/core/tensor.hpp>
+
+#include "ops/attrs.hpp"
+#include "ops/op.hpp"
+
+namespace tapeflow {
+
+/// What the tape keeps of a recorded op for its gradient (NOTE [Saved tensors]).
+enum class Save : uint8_t { nothing = 0, inputs = 1, output = 2, inputs_and_output = 3 };
+
+/// Shape, dtype and device of a tensor: recorded for every input and output of every recorded op.
+struct TensorMeta {
+    Shape shape;
+    DType dtype = DType::float32;
+    Device device;
+};
+
+/// Everything a gradient formula may read.
+struct GradCtx {
+    /// dL/d(output k), one per output; never undefined (the engine passes zeros for outputs that
+    /// received no gradient). grads[0] is the usual `grad`.
+    std::span<const Tensor> grads;
+    /// Saved inputs (empty unless the row saves them).
+    std::span<const Tensor> in;
+    /// Saved outputs (empty unless the row saves them).
+    std::span<const Tensor> out;
+    const Attrs& attrs;
+    std::span<const TensorMeta> in_meta;
+    std::span<const TensorMeta> out_meta;
+
+    const Tensor& grad() const { return grads[0]; }
+};
+
+/// One gradient per input; an undefined Gradient means "no gradient" (a symbolic zero).
+using Grads = std::vector<Gradient>;
+using BackwardFn = Grads (*)(const GradCtx& ctx);
+
+struct OpDef {
+    Op op;
+    Save save;
+    BackwardFn backward;  // nullptr: not differentiable (nothing flows to the inputs)
+};
+
+/// The row of `op`; InternalError when the op has none (test_registry checks every op has one).
+const OpDef& op_def(Op op);
+
+}  // namespace tapeflow

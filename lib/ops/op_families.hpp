@@ -1,0 +1,35 @@
+// The op families: each lib/ops/<family>.cpp defines its ops' public wrappers and gradient rows
+// and exposes the rows here; lib/kernels/cpu/<family>_cpu.cpp registers its CPU kernels.
+#pragma once
+
+#include <array>
+#include <span>
+
+#include "ops/dispatch.hpp"
+#include "ops/op_def.hpp"
+
+namespace tapeflow {
+
+std::span<const OpDef> creation_op_defs();     // ops/creation.cpp
+std::span<const OpDef> random_op_defs();       // ops/random_ops.cpp
+std::span<const OpDef> tape_op_defs();         // autograd/tape_ops.cpp
+std::span<const OpDef> elementwise_op_defs();  // ops/elementwise.cpp
+std::span<const OpDef> reduce_op_defs();       // ops/reduce.cpp
+std::span<const OpDef> linalg_op_defs();       // ops/linalg.cpp
+std::span<const OpDef> array_op_defs();        // ops/array_ops.cpp
+std::span<const OpDef> indexing_op_defs();     // ops/indexing.cpp
+
+inline std::array<std::span<const OpDef>, 8> all_op_defs() {
+    return {creation_op_defs(), random_op_defs(), tape_op_defs(),  elementwise_op_defs(),
+            reduce_op_defs(),   linalg_op_defs(), array_op_defs(), indexing_op_defs()};
+}
+
+// CPU kernel registration, one function per kernel file (called by register_cpu_kernels).
+void register_creation_cpu(KernelRegistry& r);     // kernels/cpu/array_cpu.cpp, random_cpu.cpp
+void register_elementwise_cpu(KernelRegistry& r);  // kernels/cpu/elementwise_cpu.cpp
+void register_reduce_cpu(KernelRegistry& r);       // kernels/cpu/reduce_cpu.cpp
+void register_linalg_cpu(KernelRegistry& r);       // kernels/cpu/linalg_cpu.cpp
+void register_array_cpu(KernelRegistry& r);        // kernels/cpu/array_ops_cpu.cpp
+void register_indexing_cpu(KernelRegistry& r);     // kernels/cpu/indexing_cpu.cpp
+
+}  // namespace tapeflow
