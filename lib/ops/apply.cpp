@@ -55,6 +55,15 @@ void run_kernel(Op op, Device device, std::span<const Tensor> inputs, std::span<
 
 }  // namespace
 
+std::string_view tf_type_name(DType dtype) {
+    switch (dtype) {
+        case DType::float32: return "float";
+        case DType::float64: return "double";
+        case DType::float16: return "half";
+        default: return dtype_name(dtype);
+    }
+}
+
 Tensor apply(Op op, std::span<const Tensor> inputs, const OutputSpec& output, const Attrs& attrs) {
     const Device device = op_device(op, inputs);
     Tensor out = make_output(output, inputs, device);

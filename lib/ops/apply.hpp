@@ -38,6 +38,10 @@ inline Tensor apply(Op op, std::initializer_list<Tensor> inputs, const OutputSpe
 std::vector<Tensor> apply_multi(Op op, std::span<const Tensor> inputs,
                                 std::span<const OutputSpec> outputs, const Attrs& attrs = {});
 
+/// TensorFlow's DataTypeString ("float", "double", "half", else the dtype's name), for messages
+/// that copy TensorFlow's wording.
+std::string_view tf_type_name(DType dtype);
+
 /// Throws E with the formatted message and the op's TensorFlow type as op name:
 ///     op_fail(Op::cast, "Cast {} to {} is not supported", a, b)  ->  "... [Op:Cast]"
 template <class E = errors::InvalidArgumentError, class... Args>

@@ -18,20 +18,6 @@
 namespace tapeflow {
 namespace {
 
-// TensorFlow's DataTypeString, for messages that copy TensorFlow's wording.
-std::string_view tf_type_name(DType dtype) {
-    switch (dtype) {
-        case DType::float32:
-            return "float";
-        case DType::float64:
-            return "double";
-        case DType::float16:
-            return "half";
-        default:
-            return dtype_name(dtype);
-    }
-}
-
 void check_defined(Op op, const Tensor& x) {
     if (!x.defined()) op_fail(op, "input of '{}' is an undefined tensor", op_name(op));
 }

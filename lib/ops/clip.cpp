@@ -140,14 +140,14 @@ Gradient clip_by_average_norm(const Gradient& t, const Tensor& clip_norm) {
     return on_values(t, [&](const Tensor& v) { return clip_by_average_norm(v, clip_norm); });
 }
 
-Tensor global_norm(const std::vector<Gradient>& t_list) {
+Tensor global_norm_of_gradients(const std::vector<Gradient>& t_list) {
     std::vector<Tensor> values;
     for (const Gradient& g : t_list) values.push_back(g.defined() ? values_of(g) : Tensor());
     return global_norm(values);
 }
 
-std::pair<std::vector<Gradient>, Tensor> clip_by_global_norm(const std::vector<Gradient>& t_list,
-                                                             double clip_norm, Tensor use_norm) {
+std::pair<std::vector<Gradient>, Tensor> clip_by_global_norm_of_gradients(
+    const std::vector<Gradient>& t_list, double clip_norm, Tensor use_norm) {
     std::vector<Tensor> values;
     for (const Gradient& g : t_list) values.push_back(g.defined() ? values_of(g) : Tensor());
     auto [clipped, norm] = clip_by_global_norm(values, clip_norm, std::move(use_norm));

@@ -9,16 +9,6 @@
 namespace tapeflow {
 namespace {
 
-// TensorFlow's DataTypeString, for messages that copy TensorFlow's wording.
-std::string_view tf_type_name(DType dtype) {
-    switch (dtype) {
-        case DType::float32: return "float";
-        case DType::float64: return "double";
-        case DType::float16: return "half";
-        default: return dtype_name(dtype);
-    }
-}
-
 // The transpose flags have TensorFlow's attribute names: transpose_a/b on MatMul, adj_x/y on
 // BatchMatMulV2.
 std::pair<bool, bool> flags(Op op, const Attrs& attrs) {

@@ -355,3 +355,33 @@ TEST_CASE("finite differences agree with the tape on a composite function", "[ta
         },
         {tf::testing::random_f64({2, 3}, -1, 1, 1), tf::testing::random_f64({3, 3}, -1, 1, 2)});
 }
+
+TEST_CASE("tape.graph() names nodes by scope and links inputs", "[tape][graph]") {
+    tf::Variable w(tf::constant({{1.f, 2.f}}), {.name = "graph_w"});
+    auto x = tf::constant({{3.f}, {4.f}});
+    tf::GradientTape tape;
+    tape.watch(x);
+    tf::Tensor y;
+    {
+        auto scope = tf::name_scope("dense");
+        y = tf::reduce_sum(tf::matmul(x, w));
+    }
+    tf::Graph g = tape.graph();
+    std::vector<std::string> ops, names;
+    for (const auto& n : g.nodes()) {
+        ops.push_back(n.op);
+        names.push_back(n.name);
+    }
+    CHECK(std::find(ops.begin(), ops.end(), "MatMul") != ops.end());
+    CHECK(std::find(ops.begin(), ops.end(), "Sum") != ops.end());
+    CHECK(std::find(ops.begin(), ops.end(), "VarHandleOp") != ops.end());
+    CHECK(std::find(names.begin(), names.end(), "dense/MatMul") != names.end());
+    CHECK(std::find(names.begin(), names.end(), "graph_w") != names.end());
+    const auto& mm = *std::find_if(g.nodes().begin(), g.nodes().end(), [](const auto& n) { return n.op == "MatMul"; });
+    CHECK(mm.inputs.size() == 2);
+    CHECK(mm.attrs.at("T") == "type: DT_FLOAT");
+    CHECK(mm.device == "/device:CPU:0");
+    const std::string text = g.to_text();
+    CHECK_THAT(text, Catch::Contains("name: \"dense/MatMul\"") && Catch::Contains("op: \"MatMul\""));
+    CHECK(g.num_nodes() == g.nodes().size());
+}

@@ -78,6 +78,16 @@ std::vector<GoldenCase> load() {
     return cases;
 }
 
+// The float outputs as targets, each weighted by the case's upstream gradient.
+void weighted_targets(const GoldenCase& c, const std::vector<Tensor>& outs, std::vector<Tensor>& targets,
+                      GradientOptions& options) {
+    for (std::size_t k = 0; k < outs.size(); ++k) {
+        if (!c.upstream[k]) continue;
+        targets.push_back(outs[k]);
+        options.output_gradients.push_back(c.upstream[k]->tensor());
+    }
+}
+
 }  // namespace
 
 Tensor GoldenArray::tensor() const { return constant(values, shape, dtype); }
@@ -142,14 +152,9 @@ void run_golden_case(const GoldenCase& c, const GoldenFn& f) {
     {
         GradientTape tape;
         tape.watch(float_inputs);
-        const std::vector<Tensor> outs = f(inputs, c.args);
         std::vector<Tensor> targets;
         GradientOptions options;
-        for (std::size_t k = 0; k < outs.size(); ++k) {
-            if (!c.upstream[k]) continue;
-            targets.push_back(outs[k]);
-            options.output_gradients.push_back(c.upstream[k]->tensor());
-        }
+        weighted_targets(c, f(inputs, c.args), targets, options);
         if (!targets.empty()) {
             const std::vector<Gradient> grads = tape.gradient(targets, inputs, options);
             for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -174,14 +179,9 @@ void run_golden_case(const GoldenCase& c, const GoldenFn& f) {
         {
             GradientTape inner;
             inner.watch(float_inputs);
-            const std::vector<Tensor> outs = f(inputs, c.args);
             std::vector<Tensor> targets;
             GradientOptions options;
-            for (std::size_t k = 0; k < outs.size(); ++k) {
-                if (!c.upstream[k]) continue;
-                targets.push_back(outs[k]);
-                options.output_gradients.push_back(c.upstream[k]->tensor());
-            }
+            weighted_targets(c, f(inputs, c.args), targets, options);
             g = inner.gradient(targets, std::vector<Tensor>{x}, options)[0].dense();
         }
         Tensor hvp;

@@ -3,6 +3,7 @@
 // their indices and only the values are clipped; undefined entries pass through.
 #pragma once
 
+#include <concepts>
 #include <utility>
 #include <vector>
 
@@ -36,8 +37,23 @@ Gradient clip_by_norm(const Gradient& t, const Tensor& clip_norm, Axes axes = {}
 Gradient clip_by_average_norm(const Gradient& t, double clip_norm);
 Gradient clip_by_average_norm(const Gradient& t, const Tensor& clip_norm);
 /// Norm of the values of IndexedSlices (duplicate indices are not summed first, as in TensorFlow).
-Tensor global_norm(const std::vector<Gradient>& t_list);
-std::pair<std::vector<Gradient>, Tensor> clip_by_global_norm(const std::vector<Gradient>& t_list,
-                                                             double clip_norm, Tensor use_norm = {});
+Tensor global_norm_of_gradients(const std::vector<Gradient>& t_list);
+std::pair<std::vector<Gradient>, Tensor> clip_by_global_norm_of_gradients(
+    const std::vector<Gradient>& t_list, double clip_norm, Tensor use_norm = {});
+
+// The std::vector<Gradient> overloads are templates so that a brace list of tensors,
+// clip_by_global_norm({a, b}, 1.0), picks the Tensor overload instead of being ambiguous.
+template <class G>
+    requires std::same_as<G, Gradient>
+Tensor global_norm(const std::vector<G>& t_list) {
+    return global_norm_of_gradients(t_list);
+}
+
+template <class G>
+    requires std::same_as<G, Gradient>
+std::pair<std::vector<Gradient>, Tensor> clip_by_global_norm(const std::vector<G>& t_list,
+                                                             double clip_norm, Tensor use_norm = {}) {
+    return clip_by_global_norm_of_gradients(t_list, clip_norm, std::move(use_norm));
+}
 
 }  // namespace tapeflow

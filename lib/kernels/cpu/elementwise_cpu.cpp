@@ -1,7 +1,7 @@
-// CPU kernels of the element-wise arithmetic ops (add ... divide_no_nan, add_n), and the
-// registration of the whole element-wise family: the unary ops live in unary_cpu.cpp, comparisons,
-// logic and where in compare_cpu.cpp. The math is in kernels/elementwise_functors.hpp, the loops
-// (fast paths and broadcasting) in elementwise_loops.hpp.
+// CPU kernels of the four basic arithmetic ops and add_n, and the registration of the whole
+// element-wise family: the other binary ops live in binary_cpu.cpp, the unary ops in unary_cpu.cpp,
+// comparisons, logic and where in compare_cpu.cpp (split so that each file compiles in reasonable
+// time). The math is in kernels/elementwise_functors.hpp, the loops in elementwise_loops.hpp.
 #include <vector>
 
 #include "kernels/cpu/elementwise_loops.hpp"
@@ -31,48 +31,6 @@ void throw_too_many_dims(const KernelContext& ctx) {
 }
 
 namespace {
-
-// Integer ops that TensorFlow rejects for some divisor or exponent values. The check runs over
-// the (unbroadcast) second input before the loop, because kernels must not throw from inside the
-// parallel region.
-enum class IntCheck { none, nonzero_divisor, nonnegative_exponent };
-
-template <IntCheck C, class S>
-void check_integer_operand(const KernelContext& ctx) {
-    if constexpr (C != IntCheck::none && std::is_integral_v<S>) {
-        if (ctx.outputs[0].num_elements() == 0) return;
-        const Tensor& y = ctx.inputs[1];
-        const auto* p = static_cast<const S*>(y.raw_data());
-        const int64_t n = y.num_elements();
-        bool bad = false;
-        for (int64_t i = 0; i < n; ++i) {
-            if constexpr (C == IntCheck::nonzero_divisor) {
-                bad = bad || p[i] == 0;
-            } else if constexpr (std::is_signed_v<S>) {
-                bad = bad || p[i] < 0;
-            }
-        }
-        if (!bad) return;
-        throw errors::InvalidArgumentError(
-            C == IntCheck::nonzero_divisor ? "Integer division by zero"
-                                           : "Integers to negative integer powers are not allowed",
-            std::string(op_type(ctx.op)));
-    }
-}
-
-template <class F, TypeSet K, IntCheck C = IntCheck::none, int64_t Grain = kGrain>
-void arithmetic_kernel(const KernelContext& ctx) {
-    const DType dtype = ctx.inputs[0].dtype();
-    visit_dtype(dtype, [&](auto tag) {
-        using S = typename decltype(tag)::type;
-        if constexpr (!in_set<K, S>()) {
-            throw_bad_dtype(ctx, dtype);
-        } else {
-            check_integer_operand<C, S>(ctx);
-            binary_loop<F, S, S>(ctx, F{}, Grain);
-        }
-    });
-}
 
 template <class S>
 void accumulate(S* __restrict acc, const S* __restrict x, int64_t n) {
@@ -137,27 +95,13 @@ void register_elementwise_cpu(KernelRegistry& r) {
     namespace f = tapeflow::ew;
     constexpr auto kCpu = DeviceType::cpu;
     constexpr auto kNum = TypeSet::numbers;
-    constexpr auto kSigned = TypeSet::signed_numbers;
-    constexpr auto kFloat = TypeSet::floats;
     constexpr auto kDivisor = IntCheck::nonzero_divisor;
     r.add(Op::add, kCpu, arithmetic_kernel<f::Add, kNum>, dtypes_of(kNum));
     r.add(Op::subtract, kCpu, arithmetic_kernel<f::Sub, kNum>, dtypes_of(kNum));
     r.add(Op::multiply, kCpu, arithmetic_kernel<f::Mul, kNum>, dtypes_of(kNum));
     r.add(Op::divide, kCpu, arithmetic_kernel<f::Div, kNum, kDivisor>, dtypes_of(kNum));
-    r.add(Op::floordiv, kCpu, arithmetic_kernel<f::FloorDiv, kNum, kDivisor>, dtypes_of(kNum));
-    r.add(Op::floormod, kCpu, arithmetic_kernel<f::FloorMod, kNum, kDivisor>, dtypes_of(kNum));
-    r.add(Op::pow,
-          kCpu,
-          arithmetic_kernel<f::Pow, kSigned, IntCheck::nonnegative_exponent, kHeavyGrain>,
-          dtypes_of(kSigned));
-    r.add(Op::maximum, kCpu, arithmetic_kernel<f::Maximum, kNum>, dtypes_of(kNum));
-    r.add(Op::minimum, kCpu, arithmetic_kernel<f::Minimum, kNum>, dtypes_of(kNum));
-    r.add(Op::squared_difference,
-          kCpu,
-          arithmetic_kernel<f::SquaredDifference, kSigned>,
-          dtypes_of(kSigned));
-    r.add(Op::divide_no_nan, kCpu, arithmetic_kernel<f::DivNoNan, kFloat>, dtypes_of(kFloat));
     r.add(Op::add_n, kCpu, add_n_kernel, dtypes_of(kNum));
+    register_binary_cpu(r);
     register_unary_cpu(r);
     register_compare_cpu(r);
 }

@@ -1,7 +1,7 @@
 // The CPU loops behind every element-wise kernel: unary (linear, or xsimd batches), binary and
-// three-way (where) with NumPy broadcasting. Internal to the elementwise kernel files
-// (elementwise_cpu.cpp, unary_cpu.cpp, compare_cpu.cpp); the math itself is in
-// kernels/elementwise_functors.hpp.
+// three-way (where) with NumPy broadcasting, and the arithmetic kernel template. Internal to the
+// element-wise kernel files (elementwise_cpu.cpp, binary_cpu.cpp, unary_cpu.cpp, compare_cpu.cpp);
+// the math itself is in kernels/elementwise_functors.hpp.
 //
 // NOTE [Broadcast runs]: an element-wise op with broadcasting is executed as a sequence of *runs*:
 // contiguous stretches of the output along the innermost (merged) dimension, in which each operand
@@ -79,8 +79,9 @@ constexpr DTypeSet dtypes_of(TypeSet k) {
 /// A broadcast with more than kMaxDims dimensions after merging.
 [[noreturn]] void throw_too_many_dims(const KernelContext& ctx);
 
-/// Registration of the kernels of unary_cpu.cpp and compare_cpu.cpp (called by
+/// Registration of the kernels of binary_cpu.cpp, unary_cpu.cpp and compare_cpu.cpp (called by
 /// register_elementwise_cpu).
+void register_binary_cpu(KernelRegistry& r);
 void register_unary_cpu(KernelRegistry& r);
 void register_compare_cpu(KernelRegistry& r);
 
@@ -264,8 +265,53 @@ void binary_loop(const KernelContext& ctx, const F& f, int64_t grain = kGrain) {
     const bool vb = p.strides[1][p.rank - 1] != 0;
     if (va && vb) return binary_broadcast<true, true>(f, p, a, b, out, n, grain);
     if (va) return binary_broadcast<true, false>(f, p, a, b, out, n, grain);
-    if (vb) return binary_broadcast<false, true>(f, p, a, b, out, n, grain);
-    binary_broadcast<false, false>(f, p, a, b, out, n, grain);
+    // Here b advances: the last merged dimension is > 1 in the output, so not both operands are
+    // broadcast along it.
+    binary_broadcast<false, true>(f, p, a, b, out, n, grain);
+}
+
+// ---- the arithmetic kernels (elementwise_cpu.cpp, binary_cpu.cpp) ----
+
+// Integer ops that TensorFlow rejects for some divisor or exponent values. The check runs over
+// the (unbroadcast) second input before the loop, because kernels must not throw from inside the
+// parallel region.
+enum class IntCheck { none, nonzero_divisor, nonnegative_exponent };
+
+template <IntCheck C, class S>
+void check_integer_operand(const KernelContext& ctx) {
+    if constexpr (C != IntCheck::none && std::is_integral_v<S>) {
+        if (ctx.outputs[0].num_elements() == 0) return;
+        const Tensor& y = ctx.inputs[1];
+        const auto* p = static_cast<const S*>(y.raw_data());
+        const int64_t n = y.num_elements();
+        bool bad = false;
+        for (int64_t i = 0; i < n; ++i) {
+            if constexpr (C == IntCheck::nonzero_divisor) {
+                bad = bad || p[i] == 0;
+            } else if constexpr (std::is_signed_v<S>) {
+                bad = bad || p[i] < 0;
+            }
+        }
+        if (!bad) return;
+        throw errors::InvalidArgumentError(
+            C == IntCheck::nonzero_divisor ? "Integer division by zero"
+                                           : "Integers to negative integer powers are not allowed",
+            std::string(op_type(ctx.op)));
+    }
+}
+
+template <class F, TypeSet K, IntCheck C = IntCheck::none, int64_t Grain = kGrain>
+void arithmetic_kernel(const KernelContext& ctx) {
+    const DType dtype = ctx.inputs[0].dtype();
+    visit_dtype(dtype, [&](auto tag) {
+        using S = typename decltype(tag)::type;
+        if constexpr (!in_set<K, S>()) {
+            throw_bad_dtype(ctx, dtype);
+        } else {
+            check_integer_operand<C, S>(ctx);
+            binary_loop<F, S, S>(ctx, F{}, Grain);
+        }
+    });
 }
 
 // ---- unary ----
