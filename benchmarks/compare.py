@@ -14,7 +14,7 @@ from collections import OrderedDict
 def value(b):
     """(number, unit, higher_is_better) of one benchmark entry."""
     if "GFLOPS" in b:
-        return b["GFLOPS"], "GFLOP/s", True
+        return b["GFLOPS"] / 1e9, "GFLOP/s", True
     if "bytes_per_second" in b:
         return b["bytes_per_second"] / 1e9, "GB/s", True
     per = b["real_time"]
@@ -31,9 +31,11 @@ def main(path):
     for b in data["benchmarks"]:
         if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
             continue
-        name = b["run_name"] if "run_name" in b else b["name"]
-        workload, impl = name.rsplit("/", 1)
-        impl = impl.split("/")[0]
+        # Google Benchmark appends "/<arg>" and "/real_time" to registered names: drop them.
+        parts = [p for p in b.get("run_name", b["name"]).split("/") if p != "real_time"]
+        while len(parts) > 2 and parts[-1].isdigit():
+            parts.pop()
+        workload, impl = "/".join(parts[:-1]), parts[-1]
         rows.setdefault(workload, {})[impl] = value(b)
     ctx = data.get("context", {})
     print(f"threads={ctx.get('threads')} libtorch={ctx.get('libtorch')} host={ctx.get('host_name')}")
