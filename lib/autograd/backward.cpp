@@ -203,7 +203,10 @@ std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor>
         }
         for (std::size_t i = 0; i < entry.input_ids.size() && i < in_grads.size(); ++i) {
             Gradient& g = in_grads[i];
-            if (!g.defined() || !is_floating(entry.in_meta[i].dtype)) continue;
+            // Inputs that do not depend on a source (constants, unwatched tensors) need no gradient.
+            if (!g.defined() || !is_floating(entry.in_meta[i].dtype) || depends.count(entry.input_ids[i]) == 0) {
+                continue;
+            }
             if (!g.is_sparse() && g.dense().shape() != entry.in_meta[i].shape) {
                 g = sum_to_shape(g.dense(), entry.in_meta[i].shape);
             }

@@ -109,7 +109,9 @@ Graph GradientTape::graph() const {
             }
             node.inputs.push_back(it->second);
         }
-        node.name = unique(e.name);
+        node.name = unique(e.op == Op::read_variable && e.attrs.has("variable")
+                               ? e.attrs.get<std::string>("variable") + "/Read/ReadVariableOp"
+                               : e.scope + std::string(op_type(e.op)));
         node.op = std::string(op_type(e.op));
         if (!e.out_meta.empty()) {
             node.device = e.out_meta[0].device.str();

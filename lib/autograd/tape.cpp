@@ -44,7 +44,7 @@ void append_entry(TapeState& tape, Op op, std::span<const Tensor> inputs,
     if (save == Save::output || save == Save::inputs_and_output) {
         entry.saved_out.assign(outputs.begin(), outputs.end());
     }
-    entry.name = current_name_scope() + std::string(op_type(op));
+    entry.scope = current_name_scope();
     tape.entries.push_back(std::move(entry));
 }
 
@@ -105,7 +105,6 @@ void record_variable_read(const Variable& variable, const Tensor& value) {
         entry.in_meta.push_back(meta_of(value));
         entry.output_ids.push_back(value.id());
         entry.out_meta.push_back(meta_of(value));
-        entry.name = variable.name() + "/Read/ReadVariableOp";
         entry.attrs.set("variable", variable.name());
         tape->watched.insert(value.id());
         tape->entries.push_back(std::move(entry));

@@ -38,7 +38,7 @@ struct TapeEntry {
     std::vector<Tensor> saved_in;
     std::vector<Tensor> saved_out;
     std::shared_ptr<CustomBackwardFn> custom;  // set for custom_gradient entries
-    std::string name;                          // node name for graph(): scope + op type
+    std::string scope;  // name scope when recorded ("" mostly: no allocation); graph() adds the type
 };
 
 struct TapeState {

@@ -385,3 +385,25 @@ TEST_CASE("tape.graph() names nodes by scope and links inputs", "[tape][graph]")
     CHECK_THAT(text, Catch::Contains("name: \"dense/MatMul\"") && Catch::Contains("op: \"MatMul\""));
     CHECK(g.num_nodes() == g.nodes().size());
 }
+
+// Regression: gradients used to be summed for inputs that depend on no source (here the constant
+// b, used three times), wasting an add per contribution; a persistent tape recording its own
+// gradient ops shows the extra AddV2 nodes.
+TEST_CASE("no gradient work for inputs that depend on no source", "[tape]") {
+    auto x = tf::constant(1.0);
+    auto b = tf::constant(2.0);
+    auto upstream = tf::constant(1.0);
+    tf::GradientTape tape(true);
+    tape.watch(x);
+    tape.watch(upstream);
+    auto y = ((x + b) + b) + b;
+    auto count_adds = [&] {
+        auto g = tape.graph();
+        return std::count_if(g.nodes().begin(), g.nodes().end(), [](const auto& n) { return n.op == "AddV2"; });
+    };
+    const auto before = count_adds();
+    tf::GradientOptions options;
+    options.output_gradients = {upstream};
+    CHECK(tape.gradient(y, x, options).dense().item<double>() == 1.0);
+    CHECK(count_adds() == before);
+}
