@@ -7,6 +7,8 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include <algorithm>
+
 #include <tapeflow/tapeflow.hpp>
 
 #include "limits.hpp"
@@ -82,6 +84,30 @@ void BM_tapeflow_matmul(benchmark::State& state) {
                                                   benchmark::Counter::kIs1000);
 }
 
+// ---- aggregation methods: one tensor feeding 64 consumers; peak live gradient bytes per method ----
+
+void BM_tapeflow_aggregation(benchmark::State& state) {
+    const auto method = static_cast<tf::AggregationMethod>(state.range(0));
+    const int64_t n = 1 << 18;  // 1 MiB per contribution
+    int64_t peak = 0;
+    for (auto _ : state) {
+        auto x = tf::ones({n});
+        tf::GradientTape tape;
+        tape.watch(x);
+        std::vector<tf::Tensor> terms;
+        for (int k = 0; k < 64; ++k) terms.push_back(x * static_cast<float>(k + 1));
+        auto y = tf::reduce_sum(tf::add_n(terms));
+        terms.clear();
+        tf::GradientOptions options;
+        options.aggregation_method = method;
+        tf::reset_peak_memory_stats();
+        const int64_t base = tf::memory_stats().bytes_in_use;
+        benchmark::DoNotOptimize(tape.gradient(y, x, options));
+        peak = std::max(peak, tf::memory_stats().peak_bytes_in_use - base);
+    }
+    state.counters["peak_gradient_MiB"] = static_cast<double>(peak) / (1 << 20);
+}
+
 }  // namespace
 
 // Registration order = report order: each workload's tapeflow case, then its limit, then LibTorch.
@@ -117,6 +143,12 @@ int main(int argc, char** argv) {
         benchmark::RegisterBenchmark(("matmul/" + size + "/limit_sgemm").c_str(), limits::BM_sgemm)->Arg(n)->UseRealTime();
         torch_cases::register_matmul(n);
     }
+    benchmark::RegisterBenchmark("aggregation/add_n/tapeflow", BM_tapeflow_aggregation)
+        ->Arg(static_cast<int>(tf::AggregationMethod::add_n));
+    benchmark::RegisterBenchmark("aggregation/default/tapeflow", BM_tapeflow_aggregation)
+        ->Arg(static_cast<int>(tf::AggregationMethod::default_));
+    benchmark::RegisterBenchmark("aggregation/experimental_tree/tapeflow", BM_tapeflow_aggregation)
+        ->Arg(static_cast<int>(tf::AggregationMethod::experimental_tree));
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     return 0;

@@ -2,6 +2,7 @@
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/core/storage.hpp>
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
@@ -105,15 +106,50 @@ Allocator& allocator_for(DeviceType type) {
     return backend->allocator();
 }
 
+namespace {
+
+struct Counters {
+    std::atomic<int64_t> in_use{0};
+    std::atomic<int64_t> peak{0};
+};
+
+Counters& counters(Device device) {
+    static Counters per_type[2];
+    return per_type[static_cast<int>(device.type())];
+}
+
+void count(Device device, int64_t delta) {
+    Counters& c = counters(device);
+    const int64_t now = c.in_use.fetch_add(delta) + delta;
+    int64_t peak = c.peak.load();
+    while (now > peak && !c.peak.compare_exchange_weak(peak, now)) {
+    }
+}
+
+}  // namespace
+
+MemoryStats memory_stats(Device device) {
+    const Counters& c = counters(device);
+    return {c.in_use.load(), c.peak.load()};
+}
+
+void reset_peak_memory_stats(Device device) {
+    Counters& c = counters(device);
+    c.peak.store(c.in_use.load());
+}
+
 Storage::Storage(std::size_t nbytes, Device device) : nbytes_(nbytes), device_(device) {
     if (!device.is_cpu()) check_device(device);  // also for empty tensors: no silent bad device
     if (nbytes == 0) return;
     allocator_ = &allocator_for(device.type());
     data_ = allocator_->allocate(nbytes, device);
+    count(device, static_cast<int64_t>(nbytes));
 }
 
 Storage::~Storage() {
-    if (data_ != nullptr) allocator_->deallocate(data_, nbytes_, device_);
+    if (data_ == nullptr) return;
+    allocator_->deallocate(data_, nbytes_, device_);
+    count(device_, -static_cast<int64_t>(nbytes_));
 }
 
 }  // namespace tapeflow

@@ -407,3 +407,35 @@ TEST_CASE("no gradient work for inputs that depend on no source", "[tape]") {
     CHECK(tape.gradient(y, x, options).dense().item<double>() == 1.0);
     CHECK(count_adds() == before);
 }
+
+// SEMANTICS.md section 2: the methods agree, but add_n holds every contribution until it sums them,
+// while default_ keeps one running sum. One tensor feeding 64 consumers shows the difference.
+TEST_CASE("aggregation methods differ in peak gradient memory", "[tape][memory]") {
+    using AM = tf::AggregationMethod;
+    const int64_t n = 1 << 16;  // 256 KiB per float32 contribution
+    auto peak_for = [&](AM method) {
+        auto x = tf::ones({n});
+        tf::GradientTape tape;
+        tape.watch(x);
+        std::vector<tf::Tensor> terms;
+        for (int k = 0; k < 64; ++k) terms.push_back(x * static_cast<float>(k + 1));
+        auto y = tf::reduce_sum(tf::add_n(terms));
+        terms.clear();
+        tf::GradientOptions options;
+        options.aggregation_method = method;
+        tf::reset_peak_memory_stats();
+        const int64_t base = tf::memory_stats().bytes_in_use;
+        auto g = tape.gradient(y, x, options).dense();
+        CHECK(g.to_vector<float>()[0] == 2080.f);
+        return tf::memory_stats().peak_bytes_in_use - base;
+    };
+    const int64_t add_n = peak_for(AM::add_n);
+    const int64_t running = peak_for(AM::default_);
+    const int64_t tree = peak_for(AM::experimental_tree);
+    const int64_t contribution = n * 4;
+    CHECK(add_n >= 64 * contribution);
+    CHECK(running <= 6 * contribution);  // seed, sum, new term, its sum, and the formula's other output
+    INFO("peak bytes: add_n " << add_n << ", running sum " << running << ", tree " << tree);
+    CHECK(add_n > 8 * running);
+    CHECK(tree <= 10 * contribution);
+}

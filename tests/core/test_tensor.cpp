@@ -113,3 +113,16 @@ TEST_CASE("large CPU buffers are 64-byte aligned and reused", "[tensor][allocato
     auto small = tf::zeros({3});
     CHECK(reinterpret_cast<std::uintptr_t>(small.raw_data()) % 64 == 0);
 }
+
+TEST_CASE("memory_stats counts tensor bytes and the peak", "[tensor][allocator]") {
+    const int64_t before = tf::memory_stats().bytes_in_use;
+    tf::reset_peak_memory_stats();
+    {
+        auto a = tf::zeros({1000}, tf::float64);
+        CHECK(tf::memory_stats().bytes_in_use == before + 8000);
+    }
+    CHECK(tf::memory_stats().bytes_in_use == before);
+    CHECK(tf::memory_stats().peak_bytes_in_use >= before + 8000);
+    tf::reset_peak_memory_stats();
+    CHECK(tf::memory_stats().peak_bytes_in_use == before);
+}

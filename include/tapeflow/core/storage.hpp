@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include <tapeflow/core/device.hpp>
@@ -23,6 +24,16 @@ public:
 Allocator& cpu_allocator();
 /// The allocator of `type`'s backend; throws UnimplementedError when that backend is not built in.
 Allocator& allocator_for(DeviceType type);
+
+/// Bytes held by tensors (Storage) on one device type; like TensorFlow's get_memory_info.
+struct MemoryStats {
+    int64_t bytes_in_use = 0;
+    int64_t peak_bytes_in_use = 0;  // since the start or the last reset_peak_memory_stats
+};
+/// Tensor memory of `device`'s type (every CUDA device counts together).
+MemoryStats memory_stats(Device device = Device::cpu());
+/// Starts a new peak at the current bytes in use.
+void reset_peak_memory_stats(Device device = Device::cpu());
 
 /// An owned, untyped, uninitialized buffer of `nbytes` bytes on `device`. Tensors share a Storage
 /// through std::shared_ptr; views (reshape, unstack, ...) point into it at an offset.
