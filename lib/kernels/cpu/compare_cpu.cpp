@@ -8,14 +8,9 @@ namespace {
 
 template <class F, TypeSet K>
 void compare_kernel(const KernelContext& ctx) {
-    const DType dtype = ctx.inputs[0].dtype();
-    visit_dtype(dtype, [&](auto tag) {
+    visit_in_set<K>(ctx, ctx.inputs[0].dtype(), [&](auto tag) {
         using S = typename decltype(tag)::type;
-        if constexpr (!in_set<K, S>()) {
-            throw_bad_dtype(ctx, dtype);
-        } else {
-            binary_loop<F, S, bool>(ctx, F{});
-        }
+        binary_loop<F, S, bool>(ctx, F{});
     });
 }
 

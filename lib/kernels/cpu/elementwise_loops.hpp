@@ -300,17 +300,26 @@ void check_integer_operand(const KernelContext& ctx) {
     }
 }
 
-template <class F, TypeSet K, IntCheck C = IntCheck::none, int64_t Grain = kGrain>
-void arithmetic_kernel(const KernelContext& ctx) {
-    const DType dtype = ctx.inputs[0].dtype();
+/// The dispatch every element-wise kernel starts with: f(TypeTag<S>{}) for the C++ type S of
+/// `dtype` when S is in the kernel's set K, else the kernel's dtype error.
+template <TypeSet K, class Body>
+void visit_in_set(const KernelContext& ctx, DType dtype, Body&& body) {
     visit_dtype(dtype, [&](auto tag) {
         using S = typename decltype(tag)::type;
         if constexpr (!in_set<K, S>()) {
             throw_bad_dtype(ctx, dtype);
         } else {
-            check_integer_operand<C, S>(ctx);
-            binary_loop<F, S, S>(ctx, F{}, Grain);
+            body(tag);
         }
+    });
+}
+
+template <class F, TypeSet K, IntCheck C = IntCheck::none, int64_t Grain = kGrain>
+void arithmetic_kernel(const KernelContext& ctx) {
+    visit_in_set<K>(ctx, ctx.inputs[0].dtype(), [&](auto tag) {
+        using S = typename decltype(tag)::type;
+        check_integer_operand<C, S>(ctx);
+        binary_loop<F, S, S>(ctx, F{}, Grain);
     });
 }
 

@@ -10,14 +10,9 @@ namespace {
 
 template <class F, TypeSet K, int64_t Grain = kGrain>
 void unary_kernel(const KernelContext& ctx) {
-    const DType dtype = ctx.inputs[0].dtype();
-    visit_dtype(dtype, [&](auto tag) {
+    visit_in_set<K>(ctx, ctx.inputs[0].dtype(), [&](auto tag) {
         using S = typename decltype(tag)::type;
-        if constexpr (!in_set<K, S>()) {
-            throw_bad_dtype(ctx, dtype);
-        } else {
-            unary_loop<F, S>(ctx, F{}, Grain);
-        }
+        unary_loop<F, S>(ctx, F{}, Grain);
     });
 }
 
