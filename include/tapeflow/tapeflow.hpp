@@ -22,5 +22,6 @@
 #include <tapeflow/ops/clip.hpp>
 #include <tapeflow/ops/creation.hpp>
 #include <tapeflow/ops/math.hpp>
+#include <tapeflow/ops/nn.hpp>
 #include <tapeflow/random.hpp>
 #include <tapeflow/version.hpp>
