@@ -23,4 +23,6 @@
 #include <tapeflow/ops/creation.hpp>
 #include <tapeflow/ops/math.hpp>
 #include <tapeflow/random.hpp>
+#include <tapeflow/io.hpp>
+#include <tapeflow/summary.hpp>
 #include <tapeflow/version.hpp>
