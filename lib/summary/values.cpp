@@ -16,6 +16,9 @@ namespace tapeflow::summary {
 namespace {
 
 SummaryValue make(std::string tag, const char* kind, const char* plugin) {
+    if (tag.empty()) {  // TensorBoard drops values without a tag
+        throw errors::InvalidArgumentError(fmt::format("summary.{}: the tag must not be empty", kind));
+    }
     SummaryValue v;
     v.tag = std::move(tag);
     v.kind = kind;

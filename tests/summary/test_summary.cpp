@@ -321,6 +321,7 @@ TEST_CASE("bad summary arguments raise InvalidArgumentError naming tag and shape
     CHECK_THROWS_WITH(w.audio("a", tf::ones({1, 3, 1}), 0, 0), Catch::Contains("sample_rate"));
     CHECK_THROWS_WITH(w.text("t", "\xff\xfe", 0), Catch::Contains("UTF-8"));
     CHECK_THROWS_AS(w.scalar("u", tf::Tensor(), 0), tf::errors::InvalidArgumentError);
+    CHECK_THROWS_WITH(w.scalar("", 1.0, 0), Catch::Contains("tag must not be empty"));
     w.close();
     CHECK_THROWS_AS(w.scalar("late", 1.0, 0), tf::errors::FailedPreconditionError);
     CHECK_THROWS_AS(tf::summary::SummaryWriter().scalar("x", 1.0, 0), tf::errors::FailedPreconditionError);
@@ -371,7 +372,7 @@ TEST_CASE("flush() puts queued events on disk; the thread writes when max_queue 
     auto q = tf::summary::create_file_writer(dir, {.max_queue = 3, .flush_millis = 3600000});
     for (int i = 0; i < 3; ++i) q.scalar("y", i, i);
     std::size_t n = 0;
-    for (int tries = 0; tries < 200 && n < 4; ++tries) {  // the writer thread wakes at 3 queued
+    for (int tries = 0; tries < 2000 && n < 4; ++tries) {  // the writer thread wakes at 3 queued
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
         n = tf::summary::summary_iterator(q.path()).size();
     }
@@ -380,7 +381,7 @@ TEST_CASE("flush() puts queued events on disk; the thread writes when max_queue 
     auto timed = tf::summary::create_file_writer(dir, {.max_queue = 1000, .flush_millis = 20});
     timed.scalar("z", 1.0, 0);
     n = 0;
-    for (int tries = 0; tries < 200 && n < 2; ++tries) {
+    for (int tries = 0; tries < 2000 && n < 2; ++tries) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
         n = tf::summary::summary_iterator(timed.path()).size();
     }
