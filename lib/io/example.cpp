@@ -3,6 +3,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/stubs/logging.h>
 
 #include <fmt/format.h>
 
@@ -91,6 +92,7 @@ std::string Example::serialize() const {
 
 Example Example::parse(std::string_view bytes) {
     tensorflow::Example proto;
+    google::protobuf::LogSilencer quiet;  // bad input is a DataLossError, not a log line
     if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
         throw errors::DataLossError(
             fmt::format("cannot parse a tf.train.Example from {} bytes", bytes.size()));

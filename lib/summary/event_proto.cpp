@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include <google/protobuf/stubs/logging.h>
+
 #include <fmt/format.h>
 
 #include <tapeflow/core/error.hpp>
@@ -191,6 +193,11 @@ Tensor tensor_from_proto(const tensorflow::TensorProto& proto) {
     auto from_field = [&](const auto& field, DType src) {
         const auto size = static_cast<std::size_t>(field.size());
         if (size == 0 && n == 0) return Tensor::empty(shape, dtype);
+        // One value fills the shape: bound it, so a damaged shape cannot demand terabytes.
+        if (size == 1 && n > (std::size_t{1} << 26)) {
+            throw errors::DataLossError(fmt::format("TensorProto shape {} is too large to fill from one value",
+                                                    shape.debug_string()));
+        }
         if (size != n && size != 1) {
             throw errors::DataLossError(fmt::format("TensorProto holds {} values for shape {}", size,
                                                     shape.debug_string()));
@@ -213,7 +220,7 @@ Tensor tensor_from_proto(const tensorflow::TensorProto& proto) {
         case DType::bfloat16: {
             // half_val holds the 16-bit patterns: reinterpret, no conversion.
             std::vector<uint16_t> bits(proto.half_val().begin(), proto.half_val().end());
-            if (bits.size() == 1 && n != 1) bits.assign(n, bits[0]);
+            if (bits.size() == 1 && n != 1 && n <= (std::size_t{1} << 26)) bits.assign(n, bits[0]);
             if (bits.size() != n) {
                 throw errors::DataLossError(fmt::format("TensorProto holds {} values for shape {}",
                                                         bits.size(), shape.debug_string()));
@@ -242,6 +249,7 @@ std::string serialize_event(const Event& event) {
 
 Event parse_event(std::string_view bytes, const std::string& where) {
     tensorflow::Event proto;
+    google::protobuf::LogSilencer quiet;  // bad input is a DataLossError, not a log line
     if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
         throw errors::DataLossError("record is not a valid Event protobuf at " + where);
     }
