@@ -104,6 +104,23 @@ void value_to_proto(const SummaryValue& v, tensorflow::Summary::Value* out) {
     }
 }
 
+// TF1's HistogramProto as TensorBoard converts it (data_compat): empty buckets at both ends are
+// dropped; left edges are [min] + inner limits, right edges inner limits + [max]; float32 [k,3].
+Tensor legacy_histogram_rows(const tensorflow::HistogramProto& h) {
+    const int n = h.bucket_size();
+    int start = 0, end = n - 1;
+    while (start < n && !(h.bucket(start) > 0)) ++start;
+    while (end >= 0 && !(h.bucket(end) > 0)) --end;
+    std::vector<float> rows;
+    for (int i = start; i <= end; ++i) {
+        const bool limit_ok = i < h.bucket_limit_size();
+        rows.push_back(static_cast<float>(i == start ? h.min() : limit_ok && i > 0 ? h.bucket_limit(i - 1) : 0));
+        rows.push_back(static_cast<float>(i == end ? h.max() : limit_ok ? h.bucket_limit(i) : 0));
+        rows.push_back(static_cast<float>(h.bucket(i)));
+    }
+    return constant(rows, Shape{static_cast<int64_t>(rows.size() / 3), 3});
+}
+
 std::vector<std::string> string_vals(const tensorflow::TensorProto& t) {
     return {t.string_val().begin(), t.string_val().end()};
 }
@@ -129,6 +146,7 @@ SummaryValue value_from_proto(const tensorflow::Summary::Value& v) {
             break;
         case tensorflow::Summary::Value::kHisto:
             out.plugin_name = "histograms";
+            out.tensor = legacy_histogram_rows(v.histo());
             break;
         case tensorflow::Summary::Value::kTensor: {
             const tensorflow::TensorProto& t = v.tensor();

@@ -520,3 +520,25 @@ TEST_CASE("damaged Event payloads with valid framing never crash the reader", "[
     CHECK(parsed + lost == 3000);
     CHECK(lost > 0);
 }
+
+TEST_CASE("legacy TF1 values decode as TensorBoard converts them", "[summary][legacy]") {
+    tensorflow::Event e;
+    e.set_step(3);
+    auto* scalar = e.mutable_summary()->add_value();
+    scalar->set_tag("old_loss");
+    scalar->set_simple_value(0.5f);
+    auto* h = e.mutable_summary()->add_value();
+    h->set_tag("old_hist");
+    auto* histo = h->mutable_histo();
+    histo->set_min(-1);
+    histo->set_max(2);
+    for (double limit : {-2.0, 0.0, 1.0, 3.0, 5.0}) histo->add_bucket_limit(limit);
+    for (double count : {0.0, 4.0, 0.0, 6.0, 0.0}) histo->add_bucket(count);
+    const auto ev = tf::summary::parse_event(e.SerializeAsString(), "test");
+    REQUIRE(ev.values.size() == 2);
+    CHECK(ev.values[0].kind == "scalar");
+    CHECK(ev.values[0].scalar_value == 0.5);
+    CHECK(ev.values[1].kind == "histogram");
+    // Buckets 1..3 kept: lefts [min, 0, 1], rights [0, 1, max].
+    CHECK(ev.values[1].tensor.to_vector<float>() == std::vector<float>{-1, 0, 4, 0, 1, 0, 1, 2, 6});
+}
