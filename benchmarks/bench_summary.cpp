@@ -1,9 +1,9 @@
 // Cost of summaries on the training thread (the I/O runs on the writer thread), and end-to-end
 // throughput including the writer thread's serialization and disk writes.
 // Run: build/benchmarks/bench_summary   (the bound: BM_ScalarSummary <= 2 us per call)
-#include <benchmark/benchmark.h>
-
 #include <filesystem>
+
+#include <benchmark/benchmark.h>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -23,7 +23,8 @@ std::string logdir(const char* name) {
 static void BM_ScalarSummary(benchmark::State& state) {
     auto writer = tf::summary::create_file_writer(logdir("scalar"));
     int64_t step = 0;
-    for (auto _ : state) benchmark::DoNotOptimize(writer.scalar("train/loss", 0.25, step++));
+    for (auto _ : state)
+        benchmark::DoNotOptimize(writer.scalar("train/loss", 0.25, step++));
     writer.close();  // after the timed loop: not counted
 }
 BENCHMARK(BM_ScalarSummary);
@@ -33,7 +34,8 @@ static void BM_ScalarSummaryDefaultWriter(benchmark::State& state) {
     auto writer = tf::summary::create_file_writer(logdir("default"));
     auto scope = writer.as_default();
     int64_t step = 0;
-    for (auto _ : state) benchmark::DoNotOptimize(tf::summary::scalar("train/loss", 0.25, step++));
+    for (auto _ : state)
+        benchmark::DoNotOptimize(tf::summary::scalar("train/loss", 0.25, step++));
     writer.close();  // after the timed loop: not counted
 }
 BENCHMARK(BM_ScalarSummaryDefaultWriter);
@@ -42,7 +44,8 @@ BENCHMARK(BM_ScalarSummaryDefaultWriter);
 static void BM_ScalarSummaryNotRecorded(benchmark::State& state) {
     auto writer = tf::summary::create_file_writer(logdir("off"));
     auto off = tf::summary::record_if(false);
-    for (auto _ : state) benchmark::DoNotOptimize(writer.scalar("train/loss", 0.25, 0));
+    for (auto _ : state)
+        benchmark::DoNotOptimize(writer.scalar("train/loss", 0.25, 0));
 }
 BENCHMARK(BM_ScalarSummaryNotRecorded);
 
@@ -51,7 +54,8 @@ static void BM_ScalarSummaryFlushed1000(benchmark::State& state) {
     auto writer = tf::summary::create_file_writer(logdir("flushed"));
     int64_t step = 0;
     for (auto _ : state) {
-        for (int i = 0; i < 1000; ++i) writer.scalar("train/loss", 0.25, step++);
+        for (int i = 0; i < 1000; ++i)
+            writer.scalar("train/loss", 0.25, step++);
         writer.flush();
     }
     state.SetItemsProcessed(state.iterations() * 1000);
@@ -61,7 +65,8 @@ BENCHMARK(BM_ScalarSummaryFlushed1000)->Unit(benchmark::kMillisecond)->UseRealTi
 static void BM_HistogramSummary(benchmark::State& state) {
     auto writer = tf::summary::create_file_writer(logdir("histogram"));
     auto values = tf::random::normal({state.range(0)}, 0, 1, tf::float32, 1);
-    for (auto _ : state) benchmark::DoNotOptimize(writer.histogram("w", values, 0));
+    for (auto _ : state)
+        benchmark::DoNotOptimize(writer.histogram("w", values, 0));
     state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 BENCHMARK(BM_HistogramSummary)->Arg(1 << 10)->Arg(1 << 20);
@@ -70,7 +75,8 @@ BENCHMARK(BM_HistogramSummary)->Arg(1 << 10)->Arg(1 << 20);
 static void BM_ImageSummary(benchmark::State& state) {
     auto writer = tf::summary::create_file_writer(logdir("image"));
     auto images = tf::random::uniform({3, 64, 64, 3}, 0, 1, tf::float32, 1);
-    for (auto _ : state) benchmark::DoNotOptimize(writer.image("img", images, 0));
+    for (auto _ : state)
+        benchmark::DoNotOptimize(writer.image("img", images, 0));
 }
 BENCHMARK(BM_ImageSummary)->Unit(benchmark::kMicrosecond);
 
@@ -79,7 +85,8 @@ static void BM_TFRecordWrite1KiB(benchmark::State& state) {
     const std::string path = logdir("tfrecord") + ".tfrecord";
     tf::io::TFRecordWriter writer(path);
     const std::string record(1024, 'x');
-    for (auto _ : state) writer.write(record);
+    for (auto _ : state)
+        writer.write(record);
     writer.flush();
     state.SetBytesProcessed(state.iterations() * 1024);
 }

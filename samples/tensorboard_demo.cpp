@@ -38,22 +38,29 @@ int main(int argc, char** argv) {
             auto ns = tf::name_scope("dense");
             tf::summary::scalar("kernel", tf::reshape(w.value(), tf::Shape{}), step);
             auto every_10 = tf::summary::record_if(step % 10 == 0);  // histograms every 10 steps
-            tf::summary::histogram("kernel_grad", grads[0].dense() + tf::random::normal({256}, 0, 0.05), step);
+            tf::summary::histogram(
+                "kernel_grad", grads[0].dense() + tf::random::normal({256}, 0, 0.05), step);
         }
     }
 
     // An image: a 32x48 RGB gradient (float in [0, 1]).
     std::vector<float> pixels;
     for (int r = 0; r < 32; ++r) {
-        for (int c = 0; c < 48; ++c) pixels.insert(pixels.end(), {r / 31.f, c / 47.f, 0.5f});
+        for (int c = 0; c < 48; ++c)
+            pixels.insert(pixels.end(), {r / 31.f, c / 47.f, 0.5f});
     }
     tf::summary::image("samples/gradient", tf::constant(pixels, {1, 32, 48, 3}), 0);
     // Audio: one second of a 440 Hz tone at 8 kHz, mono.
     auto t = tf::range(0, 8000, 1) / 8000.0f;
-    tf::summary::audio("samples/tone", tf::reshape(0.5f * tf::sin(2 * 3.14159265f * 440 * t), {1, 8000, 1}),
-                       8000, 0);
-    tf::summary::text("notes", fmt::format("**final** w = {:.3f}, b = {:.3f}",
-                                           w.value().to_vector<float>()[0], b.value().item<float>()), 99);
+    tf::summary::audio("samples/tone",
+                       tf::reshape(0.5f * tf::sin(2 * 3.14159265f * 440 * t), {1, 8000, 1}),
+                       8000,
+                       0);
+    tf::summary::text("notes",
+                      fmt::format("**final** w = {:.3f}, b = {:.3f}",
+                                  w.value().to_vector<float>()[0],
+                                  b.value().item<float>()),
+                      99);
     writer.graph(graph);
     tf::train::write_graph(graph, logdir, "graph.pbtxt");
     writer.close();
@@ -64,7 +71,8 @@ int main(int argc, char** argv) {
     for (const auto& event : tf::summary::summary_iterator(writer.path())) {
         ++n;
         if (!event.graph_def.empty()) kinds.insert("graph");
-        for (const auto& v : event.values) kinds.insert(v.kind);
+        for (const auto& v : event.values)
+            kinds.insert(v.kind);
     }
     fmt::print("wrote {} events to {}\nkinds: {}\n", n, writer.path(), fmt::join(kinds, ", "));
     fmt::print("open it with: tensorboard --logdir {}\n", logdir);

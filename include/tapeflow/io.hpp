@@ -64,7 +64,8 @@ private:
 };
 
 /// Every record of a TFRecord file (TensorFlow's tf.compat.v1.io.tf_record_iterator).
-std::vector<std::string> read_tfrecords(const std::string& path, std::string_view compression_type = "");
+std::vector<std::string> read_tfrecords(const std::string& path,
+                                        std::string_view compression_type = "");
 
 /// tf.train.Example: a map from feature name to an int64, float or bytes list.
 ///
@@ -76,7 +77,8 @@ std::vector<std::string> read_tfrecords(const std::string& path, std::string_vie
 /// name order). parse() raises DataLossError on bytes that are not an Example.
 class Example {
 public:
-    using Feature = std::variant<std::vector<int64_t>, std::vector<float>, std::vector<std::string>>;
+    using Feature =
+        std::variant<std::vector<int64_t>, std::vector<float>, std::vector<std::string>>;
 
     Example& add_int64(std::string_view name, std::vector<int64_t> values);
     Example& add_float(std::string_view name, std::vector<float> values);

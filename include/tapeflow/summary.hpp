@@ -14,8 +14,8 @@
 
 namespace tapeflow::summary {
 
-/// Options of create_file_writer (TensorFlow's defaults). The writer thread writes the queued events
-/// once `max_queue` are pending, at least every `flush_millis`, and on flush()/close().
+/// Options of create_file_writer (TensorFlow's defaults). The writer thread writes the queued
+/// events once `max_queue` are pending, at least every `flush_millis`, and on flush()/close().
 /// `filename_suffix` replaces the default ".v2" at the end of the file name.
 struct WriterOptions {
     int max_queue = 10;
@@ -36,8 +36,8 @@ struct SummaryValue {
     std::string plugin_name;
 };
 
-/// One record of an event file. `file_version` is set on the first event of a file ("brain.Event:2"),
-/// `graph_def` holds the serialized GraphDef of a graph event.
+/// One record of an event file. `file_version` is set on the first event of a file
+/// ("brain.Event:2"), `graph_def` holds the serialized GraphDef of a graph event.
 struct Event {
     double wall_time = 0;
     int64_t step = 0;
@@ -88,17 +88,24 @@ public:
     bool scalar(std::string_view tag, double value, int64_t step);
     /// A one-element numeric tensor; float64 stays float64, other dtypes become float32 (as TF).
     bool scalar(std::string_view tag, const Tensor& value, int64_t step);
-    /// TF2 bucketing into `buckets` equal-width buckets ([k,3] float64 rows); values must be finite.
+    /// TF2 bucketing into `buckets` equal-width buckets ([k,3] float64 rows); values must be
+    /// finite.
     bool histogram(std::string_view tag, const Tensor& values, int64_t step, int buckets = 30);
     /// [N,H,W,C] with C in {1,2,3,4}; float in [0,1] (scaled by 255.5 and clamped) or uint8.
     /// The first `max_outputs` images are PNG-encoded.
     bool image(std::string_view tag, const Tensor& images, int64_t step, int max_outputs = 3);
-    /// [N,T,C] float in [-1,1] (clamped); the first `max_outputs` clips become 16-bit PCM WAV files.
-    bool audio(std::string_view tag, const Tensor& audio, double sample_rate, int64_t step,
+    /// [N,T,C] float in [-1,1] (clamped); the first `max_outputs` clips become 16-bit PCM WAV
+    /// files.
+    bool audio(std::string_view tag,
+               const Tensor& audio,
+               double sample_rate,
+               int64_t step,
                int max_outputs = 3);
-    /// Markdown text; must be valid UTF-8 (InvalidArgumentError otherwise, as TensorBoard fails on it).
+    /// Markdown text; must be valid UTF-8 (InvalidArgumentError otherwise, as TensorBoard fails on
+    /// it).
     bool text(std::string_view tag, std::string_view text, int64_t step);
-    /// The graph (tape.graph()), shown in TensorBoard's graph tab (an Event with graph_def, step 0).
+    /// The graph (tape.graph()), shown in TensorBoard's graph tab (an Event with graph_def, step
+    /// 0).
     void graph(const Graph& graph);
     /// Writes `event` as given (wall_time 0 means now). Values are encoded by `kind` as above;
     /// "other" values keep their plugin_name and carry `tensor` or else `strings`.
@@ -132,7 +139,10 @@ bool scalar(std::string_view tag, double value, int64_t step);
 bool scalar(std::string_view tag, const Tensor& value, int64_t step);
 bool histogram(std::string_view tag, const Tensor& values, int64_t step, int buckets = 30);
 bool image(std::string_view tag, const Tensor& images, int64_t step, int max_outputs = 3);
-bool audio(std::string_view tag, const Tensor& audio, double sample_rate, int64_t step,
+bool audio(std::string_view tag,
+           const Tensor& audio,
+           double sample_rate,
+           int64_t step,
            int max_outputs = 3);
 bool text(std::string_view tag, std::string_view text, int64_t step);
 /// Flushes the default writer, if any.
@@ -153,7 +163,9 @@ namespace tapeflow::train {
 
 /// Writes the GraphDef of `graph` to `logdir`/`name` (creating `logdir`): protobuf text format
 /// (pbtxt) when `as_text`, else binary. Atomic: a temporary file is synced and renamed into place.
-void write_graph(const Graph& graph, const std::string& logdir, const std::string& name,
+void write_graph(const Graph& graph,
+                 const std::string& logdir,
+                 const std::string& name,
                  bool as_text = true);
 
 }  // namespace tapeflow::train

@@ -11,7 +11,9 @@ namespace tapeflow::io {
 /// CRC-32C of `n` bytes, continuing from `crc` (the CRC of the bytes before; 0 to start).
 /// crc32c("123456789") == 0xE3069283.
 uint32_t crc32c_extend(uint32_t crc, const void* data, std::size_t n);
-inline uint32_t crc32c(std::string_view bytes) { return crc32c_extend(0, bytes.data(), bytes.size()); }
+inline uint32_t crc32c(std::string_view bytes) {
+    return crc32c_extend(0, bytes.data(), bytes.size());
+}
 
 /// The table-driven implementation, always available (tests compare it with the hardware path).
 uint32_t crc32c_extend_portable(uint32_t crc, const void* data, std::size_t n);
@@ -19,11 +21,15 @@ uint32_t crc32c_extend_portable(uint32_t crc, const void* data, std::size_t n);
 bool crc32c_uses_hardware();
 
 /// TFRecord's masked CRC: rotate right by 15 bits, add 0xA282EAD8 (so CRCs of CRCs stay useful).
-inline uint32_t mask_crc(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xA282EAD8u; }
+inline uint32_t mask_crc(uint32_t crc) {
+    return ((crc >> 15) | (crc << 17)) + 0xA282EAD8u;
+}
 inline uint32_t unmask_crc(uint32_t masked) {
     const uint32_t rot = masked - 0xA282EAD8u;
     return (rot >> 17) | (rot << 15);
 }
-inline uint32_t masked_crc32c(std::string_view bytes) { return mask_crc(crc32c(bytes)); }
+inline uint32_t masked_crc32c(std::string_view bytes) {
+    return mask_crc(crc32c(bytes));
+}
 
 }  // namespace tapeflow::io

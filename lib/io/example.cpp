@@ -1,13 +1,11 @@
 // tf::io::Example: the public feature map <-> tensorflow.Example protobuf (example.proto).
-#include <tapeflow/io.hpp>
-
+#include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/stubs/logging.h>
 
-#include <fmt/format.h>
-
 #include <tapeflow/core/error.hpp>
+#include <tapeflow/io.hpp>
 
 #include "example.pb.h"
 
@@ -21,14 +19,15 @@ const char* kind_name(const Example::Feature& f) {
 
 template <class T>
 const std::vector<T>& get_list(const std::map<std::string, Example::Feature, std::less<>>& features,
-                               std::string_view name, const char* want) {
+                               std::string_view name,
+                               const char* want) {
     auto it = features.find(name);
     if (it == features.end()) {
         throw errors::NotFoundError(fmt::format("Example has no feature '{}'", name));
     }
     if (!std::holds_alternative<std::vector<T>>(it->second)) {
-        throw errors::InvalidArgumentError(fmt::format("feature '{}' holds a {}, not a {}", name,
-                                                       kind_name(it->second), want));
+        throw errors::InvalidArgumentError(
+            fmt::format("feature '{}' holds a {}, not a {}", name, kind_name(it->second), want));
     }
     return std::get<std::vector<T>>(it->second);
 }
@@ -60,7 +59,8 @@ std::vector<std::string> Example::get_bytes(std::string_view name) const {
 
 std::vector<std::string> Example::names() const {
     std::vector<std::string> out;
-    for (const auto& [name, _] : features_) out.push_back(name);
+    for (const auto& [name, _] : features_)
+        out.push_back(name);
     return out;
 }
 

@@ -6,9 +6,8 @@
 #include <filesystem>
 
 #include <fcntl.h>
-#include <unistd.h>
-
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <tapeflow/core/error.hpp>
 

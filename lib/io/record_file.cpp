@@ -7,10 +7,9 @@
 #include <cstring>
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 #include <zlib.h>
-
-#include <fmt/format.h>
 
 #include <tapeflow/core/error.hpp>
 
@@ -24,10 +23,12 @@ constexpr std::size_t kFooterSize = 4;
 constexpr std::size_t kChunk = 1 << 16;
 
 void put_u32(char* p, uint32_t v) {
-    for (int i = 0; i < 4; ++i) p[i] = static_cast<char>((v >> (8 * i)) & 0xFF);
+    for (int i = 0; i < 4; ++i)
+        p[i] = static_cast<char>((v >> (8 * i)) & 0xFF);
 }
 void put_u64(char* p, uint64_t v) {
-    for (int i = 0; i < 8; ++i) p[i] = static_cast<char>((v >> (8 * i)) & 0xFF);
+    for (int i = 0; i < 8; ++i)
+        p[i] = static_cast<char>((v >> (8 * i)) & 0xFF);
 }
 uint32_t get_u32(const unsigned char* p) {
     return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
@@ -37,7 +38,9 @@ uint64_t get_u64(const unsigned char* p) {
 }
 
 // zlib window bits: 15 = zlib (RFC 1950) wrapper, 15 + 16 = gzip wrapper.
-int window_bits(Compression c) { return c == Compression::gzip ? 15 + 16 : 15; }
+int window_bits(Compression c) {
+    return c == Compression::gzip ? 15 + 16 : 15;
+}
 
 [[noreturn]] void io_error(const std::string& what, const std::string& path) {
     const int err = errno;
@@ -85,8 +88,12 @@ RecordFileWriter::RecordFileWriter(std::string path, Compression compression, bo
     }
     if (compression_ != Compression::none) {
         zip_ = std::make_unique<Zip>();
-        if (deflateInit2(&zip_->stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, window_bits(compression_),
-                         8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        if (deflateInit2(&zip_->stream,
+                         Z_DEFAULT_COMPRESSION,
+                         Z_DEFLATED,
+                         window_bits(compression_),
+                         8,
+                         Z_DEFAULT_STRATEGY) != Z_OK) {
             std::fclose(file_);
             file_ = nullptr;
             throw errors::InternalError("zlib deflateInit2 failed for " + path_);
@@ -140,7 +147,8 @@ void RecordFileWriter::flush(bool sync) {
     if (file_ == nullptr) return;
     if (zip_) deflate_some(nullptr, 0, Z_SYNC_FLUSH);
     if (std::fflush(file_) != 0) io_error("cannot flush", path_);
-    if (sync && ::fdatasync(::fileno(file_)) != 0 && errno != EINVAL) io_error("cannot sync", path_);
+    if (sync && ::fdatasync(::fileno(file_)) != 0 && errno != EINVAL)
+        io_error("cannot sync", path_);
 }
 
 void RecordFileWriter::close() {
@@ -218,7 +226,8 @@ std::size_t RecordFileReader::read(void* out, std::size_t n) {
         if (rc == Z_STREAM_END) {
             unzip_->done = true;
         } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-            fail(fmt::format("corrupt {} stream ({})", compression_ == Compression::gzip ? "GZIP" : "ZLIB",
+            fail(fmt::format("corrupt {} stream ({})",
+                             compression_ == Compression::gzip ? "GZIP" : "ZLIB",
                              z.msg != nullptr ? z.msg : "inflate failed"));
         }
     }
@@ -246,7 +255,8 @@ std::optional<std::string> RecordFileReader::next() {
     // Grow chunk by chunk: a compressed stream's length cannot be checked up front, and a length
     // that passed its CRC by chance must not allocate gigabytes before the short read shows.
     while (data.size() < length) {
-        const std::size_t want = static_cast<std::size_t>(std::min<uint64_t>(length - data.size(), 1 << 20));
+        const std::size_t want =
+            static_cast<std::size_t>(std::min<uint64_t>(length - data.size(), 1 << 20));
         const std::size_t old = data.size();
         data.resize(old + want);
         const std::size_t n = read(data.data() + old, want);

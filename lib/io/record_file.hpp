@@ -76,9 +76,9 @@ private:
     std::FILE* file_ = nullptr;
     struct Unzip;
     std::unique_ptr<Unzip> unzip_;
-    uint64_t offset_ = 0;         // bytes consumed so far (uncompressed)
+    uint64_t offset_ = 0;  // bytes consumed so far (uncompressed)
     uint64_t record_offset_ = 0;
-    uint64_t file_size_ = 0;      // for plain files: rejects lengths past the end before allocating
+    uint64_t file_size_ = 0;  // for plain files: rejects lengths past the end before allocating
 };
 
 }  // namespace tapeflow::io

@@ -4,9 +4,8 @@
 
 #include <cstring>
 
-#include <google/protobuf/stubs/logging.h>
-
 #include <fmt/format.h>
+#include <google/protobuf/stubs/logging.h>
 
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/ops/creation.hpp>
@@ -16,42 +15,70 @@ namespace {
 
 tensorflow::DataType to_proto_dtype(DType d) {
     switch (d) {
-        case DType::float32: return tensorflow::DT_FLOAT;
-        case DType::float64: return tensorflow::DT_DOUBLE;
-        case DType::int32: return tensorflow::DT_INT32;
-        case DType::int64: return tensorflow::DT_INT64;
-        case DType::uint8: return tensorflow::DT_UINT8;
-        case DType::bool_: return tensorflow::DT_BOOL;
-        case DType::float16: return tensorflow::DT_HALF;
-        case DType::bfloat16: return tensorflow::DT_BFLOAT16;
+        case DType::float32:
+            return tensorflow::DT_FLOAT;
+        case DType::float64:
+            return tensorflow::DT_DOUBLE;
+        case DType::int32:
+            return tensorflow::DT_INT32;
+        case DType::int64:
+            return tensorflow::DT_INT64;
+        case DType::uint8:
+            return tensorflow::DT_UINT8;
+        case DType::bool_:
+            return tensorflow::DT_BOOL;
+        case DType::float16:
+            return tensorflow::DT_HALF;
+        case DType::bfloat16:
+            return tensorflow::DT_BFLOAT16;
     }
     return tensorflow::DT_INVALID;
 }
 
 bool from_proto_dtype(tensorflow::DataType d, DType* out) {
     switch (d) {
-        case tensorflow::DT_FLOAT: *out = DType::float32; return true;
-        case tensorflow::DT_DOUBLE: *out = DType::float64; return true;
-        case tensorflow::DT_INT32: *out = DType::int32; return true;
-        case tensorflow::DT_INT64: *out = DType::int64; return true;
-        case tensorflow::DT_UINT8: *out = DType::uint8; return true;
-        case tensorflow::DT_BOOL: *out = DType::bool_; return true;
-        case tensorflow::DT_HALF: *out = DType::float16; return true;
-        case tensorflow::DT_BFLOAT16: *out = DType::bfloat16; return true;
-        default: return false;
+        case tensorflow::DT_FLOAT:
+            *out = DType::float32;
+            return true;
+        case tensorflow::DT_DOUBLE:
+            *out = DType::float64;
+            return true;
+        case tensorflow::DT_INT32:
+            *out = DType::int32;
+            return true;
+        case tensorflow::DT_INT64:
+            *out = DType::int64;
+            return true;
+        case tensorflow::DT_UINT8:
+            *out = DType::uint8;
+            return true;
+        case tensorflow::DT_BOOL:
+            *out = DType::bool_;
+            return true;
+        case tensorflow::DT_HALF:
+            *out = DType::float16;
+            return true;
+        case tensorflow::DT_BFLOAT16:
+            *out = DType::bfloat16;
+            return true;
+        default:
+            return false;
     }
 }
 
 void set_shape(tensorflow::TensorProto* proto, const std::vector<int64_t>& dims) {
     auto* shape = proto->mutable_tensor_shape();  // present even for rank 0, as TF writes it
-    for (int64_t d : dims) shape->add_dim()->set_size(d);
+    for (int64_t d : dims)
+        shape->add_dim()->set_size(d);
 }
 
-void strings_to_proto(const std::vector<std::string>& strings, const std::vector<int64_t>& dims,
+void strings_to_proto(const std::vector<std::string>& strings,
+                      const std::vector<int64_t>& dims,
                       tensorflow::TensorProto* proto) {
     proto->set_dtype(tensorflow::DT_STRING);
     set_shape(proto, dims);
-    for (const std::string& s : strings) proto->add_string_val(s);
+    for (const std::string& s : strings)
+        proto->add_string_val(s);
 }
 
 const char* plugin_of_kind(const std::string& kind) {
@@ -109,12 +136,16 @@ void value_to_proto(const SummaryValue& v, tensorflow::Summary::Value* out) {
 Tensor legacy_histogram_rows(const tensorflow::HistogramProto& h) {
     const int n = h.bucket_size();
     int start = 0, end = n - 1;
-    while (start < n && !(h.bucket(start) > 0)) ++start;
-    while (end >= 0 && !(h.bucket(end) > 0)) --end;
+    while (start < n && !(h.bucket(start) > 0))
+        ++start;
+    while (end >= 0 && !(h.bucket(end) > 0))
+        --end;
     std::vector<float> rows;
     for (int i = start; i <= end; ++i) {
         const bool limit_ok = i < h.bucket_limit_size();
-        rows.push_back(static_cast<float>(i == start ? h.min() : limit_ok && i > 0 ? h.bucket_limit(i - 1) : 0));
+        rows.push_back(static_cast<float>(i == start          ? h.min()
+                                          : limit_ok && i > 0 ? h.bucket_limit(i - 1)
+                                                              : 0));
         rows.push_back(static_cast<float>(i == end ? h.max() : limit_ok ? h.bucket_limit(i) : 0));
         rows.push_back(static_cast<float>(h.bucket(i)));
     }
@@ -137,7 +168,8 @@ SummaryValue value_from_proto(const tensorflow::Summary::Value& v) {
             break;
         case tensorflow::Summary::Value::kImage:  // legacy image: the TF2 [W, H, png] form
             out.plugin_name = "images";
-            out.strings = {std::to_string(v.image().width()), std::to_string(v.image().height()),
+            out.strings = {std::to_string(v.image().width()),
+                           std::to_string(v.image().height()),
                            v.image().encoded_image_string()};
             break;
         case tensorflow::Summary::Value::kAudio:  // legacy audio
@@ -181,7 +213,8 @@ void tensor_to_proto(const Tensor& t, tensorflow::TensorProto* proto) {
     proto->set_dtype(to_proto_dtype(t.dtype()));
     set_shape(proto, t.shape().dims());
     const Tensor host = t.cpu();
-    proto->set_tensor_content(std::string(static_cast<const char*>(host.raw_data()), host.nbytes()));
+    proto->set_tensor_content(
+        std::string(static_cast<const char*>(host.raw_data()), host.nbytes()));
 }
 
 Tensor tensor_from_proto(const tensorflow::TensorProto& proto) {
@@ -191,7 +224,8 @@ Tensor tensor_from_proto(const tensorflow::TensorProto& proto) {
     int64_t count = 1;
     for (const auto& d : proto.tensor_shape().dim()) {
         if (d.size() < 0 || (d.size() > 0 && count > (int64_t{1} << 40) / d.size())) {
-            throw errors::DataLossError(fmt::format("TensorProto has a bad dimension {}", d.size()));
+            throw errors::DataLossError(
+                fmt::format("TensorProto has a bad dimension {}", d.size()));
         }
         dims.push_back(d.size());
         count *= d.size();
@@ -200,10 +234,12 @@ Tensor tensor_from_proto(const tensorflow::TensorProto& proto) {
     const auto n = static_cast<std::size_t>(count);
     if (!proto.tensor_content().empty()) {
         if (proto.tensor_content().size() != n * dtype_size(dtype)) {
-            throw errors::DataLossError(fmt::format(
-                "TensorProto tensor_content has {} bytes; shape {} of {} needs {}",
-                proto.tensor_content().size(), shape.debug_string(), dtype_name(dtype),
-                n * dtype_size(dtype)));
+            throw errors::DataLossError(
+                fmt::format("TensorProto tensor_content has {} bytes; shape {} of {} needs {}",
+                            proto.tensor_content().size(),
+                            shape.debug_string(),
+                            dtype_name(dtype),
+                            n * dtype_size(dtype)));
         }
         return detail::make_constant(proto.tensor_content().data(), dtype, n, shape, std::nullopt);
     }
@@ -213,12 +249,12 @@ Tensor tensor_from_proto(const tensorflow::TensorProto& proto) {
         if (size == 0 && n == 0) return Tensor::empty(shape, dtype);
         // One value fills the shape: bound it, so a damaged shape cannot demand terabytes.
         if (size == 1 && n > (std::size_t{1} << 26)) {
-            throw errors::DataLossError(fmt::format("TensorProto shape {} is too large to fill from one value",
-                                                    shape.debug_string()));
+            throw errors::DataLossError(fmt::format(
+                "TensorProto shape {} is too large to fill from one value", shape.debug_string()));
         }
         if (size != n && size != 1) {
-            throw errors::DataLossError(fmt::format("TensorProto holds {} values for shape {}", size,
-                                                    shape.debug_string()));
+            throw errors::DataLossError(fmt::format(
+                "TensorProto holds {} values for shape {}", size, shape.debug_string()));
         }
         using T = std::decay_t<decltype(field.Get(0))>;
         std::vector<T> values(field.begin(), field.end());
@@ -230,24 +266,29 @@ Tensor tensor_from_proto(const tensorflow::TensorProto& proto) {
         }
     };
     switch (dtype) {
-        case DType::float32: return from_field(proto.float_val(), DType::float32);
-        case DType::float64: return from_field(proto.double_val(), DType::float64);
-        case DType::int64: return from_field(proto.int64_val(), DType::int64);
-        case DType::bool_: return from_field(proto.bool_val(), DType::bool_);
+        case DType::float32:
+            return from_field(proto.float_val(), DType::float32);
+        case DType::float64:
+            return from_field(proto.double_val(), DType::float64);
+        case DType::int64:
+            return from_field(proto.int64_val(), DType::int64);
+        case DType::bool_:
+            return from_field(proto.bool_val(), DType::bool_);
         case DType::float16:
         case DType::bfloat16: {
             // half_val holds the 16-bit patterns: reinterpret, no conversion.
             std::vector<uint16_t> bits(proto.half_val().begin(), proto.half_val().end());
             if (bits.size() == 1 && n != 1 && n <= (std::size_t{1} << 26)) bits.assign(n, bits[0]);
             if (bits.size() != n) {
-                throw errors::DataLossError(fmt::format("TensorProto holds {} values for shape {}",
-                                                        bits.size(), shape.debug_string()));
+                throw errors::DataLossError(fmt::format(
+                    "TensorProto holds {} values for shape {}", bits.size(), shape.debug_string()));
             }
             Tensor out = Tensor::empty(shape, dtype);
             if (n > 0) std::memcpy(out.mutable_raw_data(), bits.data(), n * 2);
             return out;
         }
-        default: return from_field(proto.int_val(), DType::int32);  // int32, uint8
+        default:
+            return from_field(proto.int_val(), DType::int32);  // int32, uint8
     }
 }
 
@@ -260,7 +301,8 @@ std::string serialize_event(const Event& event) {
     } else if (!event.graph_def.empty()) {
         proto.set_graph_def(event.graph_def);
     } else if (!event.values.empty()) {
-        for (const SummaryValue& v : event.values) value_to_proto(v, proto.mutable_summary()->add_value());
+        for (const SummaryValue& v : event.values)
+            value_to_proto(v, proto.mutable_summary()->add_value());
     }
     return proto.SerializeAsString();
 }
@@ -277,7 +319,8 @@ Event parse_event(std::string_view bytes, const std::string& where) {
     out.file_version = proto.file_version();
     out.graph_def = proto.graph_def();
     try {
-        for (const auto& v : proto.summary().value()) out.values.push_back(value_from_proto(v));
+        for (const auto& v : proto.summary().value())
+            out.values.push_back(value_from_proto(v));
     } catch (const errors::OpError& e) {  // a well-formed protobuf holding an impossible tensor
         throw errors::DataLossError(e.message() + " at " + where);
     }

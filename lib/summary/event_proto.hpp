@@ -11,7 +11,8 @@
 
 namespace tapeflow::summary {
 
-/// Numeric tensor -> dtype, full shape and little-endian tensor_content (TF's AsProtoTensorContent).
+/// Numeric tensor -> dtype, full shape and little-endian tensor_content (TF's
+/// AsProtoTensorContent).
 void tensor_to_proto(const Tensor& t, tensorflow::TensorProto* proto);
 /// Numeric TensorProto -> Tensor (tensor_content, or the *_val field, one value filling the shape).
 /// Undefined for string and unsupported dtypes; DataLossError when the sizes disagree.

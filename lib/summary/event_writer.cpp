@@ -5,9 +5,8 @@
 #include <atomic>
 #include <climits>
 
-#include <unistd.h>
-
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <tapeflow/core/error.hpp>
 
@@ -35,7 +34,8 @@ std::string make_path(const std::string& logdir, const WriterOptions& options) {
     if (options.max_queue < 0 || options.flush_millis < 0) {
         throw errors::InvalidArgumentError(
             fmt::format("WriterOptions need max_queue >= 0 and flush_millis >= 0, got {} and {}",
-                        options.max_queue, options.flush_millis));
+                        options.max_queue,
+                        options.flush_millis));
     }
     io::make_dirs(logdir);
     return (logdir.empty() ? std::string(".") : logdir) + "/" +
@@ -45,8 +45,12 @@ std::string make_path(const std::string& logdir, const WriterOptions& options) {
 }  // namespace
 
 std::string event_file_name(int64_t seconds, const std::string& filename_suffix) {
-    return fmt::format("events.out.tfevents.{:010d}.{}.{}.{}{}", seconds, host_name(), ::getpid(),
-                       g_writer_counter++, filename_suffix.empty() ? ".v2" : filename_suffix);
+    return fmt::format("events.out.tfevents.{:010d}.{}.{}.{}{}",
+                       seconds,
+                       host_name(),
+                       ::getpid(),
+                       g_writer_counter++,
+                       filename_suffix.empty() ? ".v2" : filename_suffix);
 }
 
 SummaryWriter::Impl::Impl(const std::string& logdir, WriterOptions opts)
@@ -136,7 +140,8 @@ void SummaryWriter::Impl::run() {
         lock.unlock();
         try {
             buffer.clear();
-            for (const Event& e : batch) io::append_framed_record(buffer, serialize_event(e));
+            for (const Event& e : batch)
+                io::append_framed_record(buffer, serialize_event(e));
             batch.clear();
             file_.append_framed(buffer);
             if (closing) {

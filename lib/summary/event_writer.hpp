@@ -43,9 +43,9 @@ private:
     std::condition_variable wake_;    // the writer thread waits on it
     std::condition_variable synced_;  // flush() callers wait on it
     std::vector<Event> queue_;
-    uint64_t enqueued_ = 0;           // events queued so far
-    uint64_t sync_requested_ = 0;     // flush up to this many events
-    uint64_t synced_count_ = 0;       // events known to be on disk
+    uint64_t enqueued_ = 0;        // events queued so far
+    uint64_t sync_requested_ = 0;  // flush up to this many events
+    uint64_t synced_count_ = 0;    // events known to be on disk
     bool closing_ = false;
     bool closed_ = false;
     std::exception_ptr error_;

@@ -8,7 +8,8 @@
 
 namespace tapeflow::summary {
 
-/// The GraphDef as deterministic binary protobuf (what Event.graph_def and binary write_graph hold).
+/// The GraphDef as deterministic binary protobuf (what Event.graph_def and binary write_graph
+/// hold).
 std::string serialize_graph_def(const Graph& graph);
 
 }  // namespace tapeflow::summary

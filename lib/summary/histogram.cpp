@@ -12,14 +12,16 @@ std::vector<double> histogram_buckets(const std::vector<double>& values, int k) 
     const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
     const double min = *lo, max = *hi;
     if (min == max) {  // singular: every bucket is [v, v], the last one holds all the values
-        for (int i = 0; i < k; ++i) rows[3 * i] = rows[3 * i + 1] = min;
+        for (int i = 0; i < k; ++i)
+            rows[3 * i] = rows[3 * i + 1] = min;
         rows[3 * (k - 1) + 2] = static_cast<double>(values.size());
         return rows;
     }
     const double width = (max - min) / k;
     for (double x : values) {
         const double b = std::floor((x - min) / width);
-        const int i = b >= k - 1 ? k - 1 : static_cast<int>(b);  // the maximum lands in the last bucket
+        const int i =
+            b >= k - 1 ? k - 1 : static_cast<int>(b);  // the maximum lands in the last bucket
         rows[3 * i + 2] += 1;
     }
     // Edges = linspace(min, max, k + 1) with the last forced to exactly max.

@@ -1,12 +1,11 @@
 // The public tf::summary API: SummaryWriter handles, the per-thread default writer and record_if,
 // the free functions, and summary_iterator.
-#include <tapeflow/summary.hpp>
-
 #include <chrono>
 
 #include <fmt/format.h>
 
 #include <tapeflow/core/error.hpp>
+#include <tapeflow/summary.hpp>
 
 #include "io/record_file.hpp"
 #include "summary/event_proto.hpp"
@@ -56,11 +55,19 @@ DefaultWriterScope::~DefaultWriterScope() {
     t_default_writer = std::static_pointer_cast<SummaryWriter::Impl>(previous_);
 }
 
-RecordIf::RecordIf(bool condition) : previous_(t_record) { t_record = condition; }
-RecordIf::~RecordIf() { t_record = previous_; }
+RecordIf::RecordIf(bool condition) : previous_(t_record) {
+    t_record = condition;
+}
+RecordIf::~RecordIf() {
+    t_record = previous_;
+}
 
-RecordIf record_if(bool condition) { return RecordIf(condition); }
-bool should_record_summaries() { return t_record; }
+RecordIf record_if(bool condition) {
+    return RecordIf(condition);
+}
+bool should_record_summaries() {
+    return t_record;
+}
 
 // ---- the writer ----
 
@@ -88,20 +95,26 @@ bool SummaryWriter::scalar(std::string_view tag, const Tensor& value, int64_t st
     return write_value(w, step, scalar_value(scoped_tag(tag), value));
 }
 
-bool SummaryWriter::histogram(std::string_view tag, const Tensor& values, int64_t step, int buckets) {
+bool SummaryWriter::histogram(std::string_view tag,
+                              const Tensor& values,
+                              int64_t step,
+                              int buckets) {
     Impl& w = checked();
     if (!t_record) return false;
     return write_value(w, step, histogram_value(scoped_tag(tag), values, buckets));
 }
 
-bool SummaryWriter::image(std::string_view tag, const Tensor& images, int64_t step, int max_outputs) {
+bool SummaryWriter::image(std::string_view tag,
+                          const Tensor& images,
+                          int64_t step,
+                          int max_outputs) {
     Impl& w = checked();
     if (!t_record) return false;
     return write_value(w, step, image_value(scoped_tag(tag), images, max_outputs));
 }
 
-bool SummaryWriter::audio(std::string_view tag, const Tensor& audio, double sample_rate, int64_t step,
-                          int max_outputs) {
+bool SummaryWriter::audio(
+    std::string_view tag, const Tensor& audio, double sample_rate, int64_t step, int max_outputs) {
     Impl& w = checked();
     if (!t_record) return false;
     return write_value(w, step, audio_value(scoped_tag(tag), audio, sample_rate, max_outputs));
@@ -129,9 +142,15 @@ void SummaryWriter::add_event(const Event& event) {
     w.enqueue(std::move(e));
 }
 
-void SummaryWriter::flush() { checked().flush(); }
-void SummaryWriter::close() { checked().close(); }
-std::string SummaryWriter::path() const { return checked().path; }
+void SummaryWriter::flush() {
+    checked().flush();
+}
+void SummaryWriter::close() {
+    checked().close();
+}
+std::string SummaryWriter::path() const {
+    return checked().path;
+}
 
 // ---- free functions on the default writer ----
 
@@ -147,7 +166,8 @@ bool histogram(std::string_view tag, const Tensor& values, int64_t step, int buc
 bool image(std::string_view tag, const Tensor& images, int64_t step, int max_outputs) {
     return with_default([&](SummaryWriter w) { return w.image(tag, images, step, max_outputs); });
 }
-bool audio(std::string_view tag, const Tensor& audio, double sample_rate, int64_t step, int max_outputs) {
+bool audio(
+    std::string_view tag, const Tensor& audio, double sample_rate, int64_t step, int max_outputs) {
     return with_default(
         [&](SummaryWriter w) { return w.audio(tag, audio, sample_rate, step, max_outputs); });
 }

@@ -17,7 +17,8 @@ namespace {
 
 SummaryValue make(std::string tag, const char* kind, const char* plugin) {
     if (tag.empty()) {  // TensorBoard drops values without a tag
-        throw errors::InvalidArgumentError(fmt::format("summary.{}: the tag must not be empty", kind));
+        throw errors::InvalidArgumentError(
+            fmt::format("summary.{}: the tag must not be empty", kind));
     }
     SummaryValue v;
     v.tag = std::move(tag);
@@ -77,7 +78,9 @@ Tensor host_as(const Tensor& t, DType dtype) {
 
 }  // namespace
 
-std::string scoped_tag(std::string_view tag) { return current_name_scope() + std::string(tag); }
+std::string scoped_tag(std::string_view tag) {
+    return current_name_scope() + std::string(tag);
+}
 
 SummaryValue scalar_value(std::string tag, double value) {
     SummaryValue v = make(std::move(tag), "scalar", "scalars");
@@ -91,7 +94,8 @@ SummaryValue scalar_value(std::string tag, const Tensor& value) {
         bad("scalar", tag, "needs exactly one element, got " + shape_and_dtype(value));
     }
     // float64 stays float64, everything else becomes float32; always written rank 0, as TF2.
-    const Tensor host = host_as(value, value.dtype() == DType::float64 ? DType::float64 : DType::float32);
+    const Tensor host =
+        host_as(value, value.dtype() == DType::float64 ? DType::float64 : DType::float32);
     SummaryValue v = make(std::move(tag), "scalar", "scalars");
     v.tensor = detail::make_constant(host.raw_data(), host.dtype(), 1, Shape{}, std::nullopt);
     v.scalar_value = host.item<double>();
@@ -103,7 +107,8 @@ SummaryValue histogram_value(std::string tag, const Tensor& values, int buckets)
     if (buckets < 0) bad("histogram", tag, fmt::format("buckets must be >= 0, got {}", buckets));
     const std::vector<double> data = values.to_vector<double>();
     for (double x : data) {
-        if (!std::isfinite(x)) bad("histogram", tag, fmt::format("values must be finite, got {}", x));
+        if (!std::isfinite(x))
+            bad("histogram", tag, fmt::format("values must be finite, got {}", x));
     }
     SummaryValue v = make(std::move(tag), "histogram", "histograms");
     v.tensor = constant(histogram_buckets(data, buckets), Shape{buckets, 3});
@@ -115,20 +120,24 @@ SummaryValue image_value(std::string tag, const Tensor& images, int max_outputs)
     const Shape& s = images.shape();
     const bool ok_dtype = images.dtype() == DType::uint8 || is_floating(images.dtype());
     if (s.rank() != 4 || s[3] < 1 || s[3] > 4 || !ok_dtype) {
-        bad("image", tag, "images must be [N,H,W,C] with C in {1,2,3,4}, uint8 or float; got " +
-                              shape_and_dtype(images));
+        bad("image",
+            tag,
+            "images must be [N,H,W,C] with C in {1,2,3,4}, uint8 or float; got " +
+                shape_and_dtype(images));
     }
     if (s[1] < 1 || s[2] < 1 || s[1] > (1 << 24) || s[2] > (1 << 24)) {
         bad("image", tag, "images need height and width >= 1, got " + shape_and_dtype(images));
     }
-    if (max_outputs < 0) bad("image", tag, fmt::format("max_outputs must be >= 0, got {}", max_outputs));
+    if (max_outputs < 0)
+        bad("image", tag, fmt::format("max_outputs must be >= 0, got {}", max_outputs));
     const int64_t n = std::min<int64_t>(s[0], max_outputs);
     const int64_t h = s[1], w = s[2], c = s[3];
     const int64_t per_image = h * w * c;
     SummaryValue v = make(std::move(tag), "image", "images");
     v.strings = {std::to_string(w), std::to_string(h)};
     std::vector<uint8_t> pixels;
-    const Tensor host = host_as(images, images.dtype() == DType::uint8 ? DType::uint8 : DType::float32);
+    const Tensor host =
+        host_as(images, images.dtype() == DType::uint8 ? DType::uint8 : DType::float32);
     for (int64_t i = 0; i < n; ++i) {
         const uint8_t* img;
         if (host.dtype() == DType::uint8) {
@@ -143,38 +152,50 @@ SummaryValue image_value(std::string tag, const Tensor& images, int max_outputs)
             }
             img = pixels.data();
         }
-        v.strings.push_back(encode_png(img, static_cast<int>(h), static_cast<int>(w), static_cast<int>(c)));
+        v.strings.push_back(
+            encode_png(img, static_cast<int>(h), static_cast<int>(w), static_cast<int>(c)));
     }
     return v;
 }
 
-SummaryValue audio_value(std::string tag, const Tensor& audio, double sample_rate, int max_outputs) {
+SummaryValue audio_value(std::string tag,
+                         const Tensor& audio,
+                         double sample_rate,
+                         int max_outputs) {
     require_defined("audio", tag, audio);
     const Shape& s = audio.shape();
     if (s.rank() != 3 || s[2] < 1 || !is_floating(audio.dtype())) {
         bad("audio", tag, "audio must be float [N,T,C] with C >= 1; got " + shape_and_dtype(audio));
     }
     if (!(sample_rate >= 1 && sample_rate <= std::numeric_limits<int32_t>::max())) {
-        bad("audio", tag, fmt::format("sample_rate must be a positive number of Hz, got {}", sample_rate));
+        bad("audio",
+            tag,
+            fmt::format("sample_rate must be a positive number of Hz, got {}", sample_rate));
     }
     if (s[1] * s[2] * 2 > std::numeric_limits<int32_t>::max() || s[2] > 65535) {
-        bad("audio", tag, "clips longer than 2 GiB of 16-bit samples do not fit a WAV file; got " +
-                              shape_and_dtype(audio));
+        bad("audio",
+            tag,
+            "clips longer than 2 GiB of 16-bit samples do not fit a WAV file; got " +
+                shape_and_dtype(audio));
     }
-    if (max_outputs < 0) bad("audio", tag, fmt::format("max_outputs must be >= 0, got {}", max_outputs));
+    if (max_outputs < 0)
+        bad("audio", tag, fmt::format("max_outputs must be >= 0, got {}", max_outputs));
     const int64_t n = std::min<int64_t>(s[0], max_outputs);
     const Tensor host = host_as(audio, DType::float32);
     const auto* samples = static_cast<const float*>(host.raw_data());
     SummaryValue v = make(std::move(tag), "audio", "audio");
     for (int64_t i = 0; i < n; ++i) {
-        v.strings.push_back(encode_wav(samples + i * s[1] * s[2], s[1], static_cast<int>(s[2]),
+        v.strings.push_back(encode_wav(samples + i * s[1] * s[2],
+                                       s[1],
+                                       static_cast<int>(s[2]),
                                        static_cast<int>(sample_rate)));
     }
     return v;
 }
 
 SummaryValue text_value(std::string tag, std::string_view text) {
-    if (!valid_utf8(text)) bad("text", tag, "the text is not valid UTF-8 (TensorBoard cannot show it)");
+    if (!valid_utf8(text))
+        bad("text", tag, "the text is not valid UTF-8 (TensorBoard cannot show it)");
     SummaryValue v = make(std::move(tag), "text", "text");
     v.strings = {std::string(text)};
     return v;

@@ -25,13 +25,13 @@ std::string encode_wav(const float* samples, int64_t frames, int channels, int s
     out += "RIFF";
     put_u32(out, 36 + data_bytes);  // file size - 8
     out += "WAVEfmt ";
-    put_u32(out, 16);                // fmt chunk size
-    put_u16(out, 1);                 // PCM
+    put_u32(out, 16);  // fmt chunk size
+    put_u16(out, 1);   // PCM
     put_u16(out, static_cast<uint32_t>(channels));
     put_u32(out, static_cast<uint32_t>(sample_rate));
     put_u32(out, static_cast<uint32_t>(sample_rate * channels * 2));  // byte rate
     put_u16(out, static_cast<uint32_t>(channels * 2));                // block align
-    put_u16(out, 16);                                                  // bits per sample
+    put_u16(out, 16);                                                 // bits per sample
     out += "data";
     put_u32(out, data_bytes);
     for (int64_t i = 0; i < frames * channels; ++i) {

@@ -1,10 +1,10 @@
 // CRC-32C, TFRecord framing and files (plain, GZIP, ZLIB), corruption handling, tf.train.Example.
-#include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
+
+#include <catch2/catch.hpp>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -36,7 +36,8 @@ void write_file(const std::string& path, const std::string& bytes) {
 
 std::string hex(const std::string& bytes) {
     std::string out;
-    for (unsigned char c : bytes) out += fmt::format("{:02x}", c);
+    for (unsigned char c : bytes)
+        out += fmt::format("{:02x}", c);
     return out;
 }
 
@@ -45,7 +46,8 @@ int read_all(const std::string& path, const char* compression = "") {
     try {
         tf::io::TFRecordReader reader(path, compression);
         int n = 0;
-        while (reader.next()) ++n;
+        while (reader.next())
+            ++n;
         return n;
     } catch (const tf::errors::DataLossError&) {
         return -1;
@@ -70,7 +72,8 @@ TEST_CASE("crc32c check values and the TFRecord mask", "[io][crc]") {
 TEST_CASE("crc32c hardware and portable paths agree on every length and alignment", "[io][crc]") {
     std::mt19937 rng(7);
     std::string buf(1000, '\0');
-    for (char& ch : buf) ch = static_cast<char>(rng());
+    for (char& ch : buf)
+        ch = static_cast<char>(rng());
     INFO("hardware path: " << tf::io::crc32c_uses_hardware());
     for (std::size_t off = 0; off < 9; ++off) {
         for (std::size_t n : {0u, 1u, 7u, 8u, 9u, 15u, 16u, 63u, 64u, 65u, 500u, 991u}) {
@@ -84,7 +87,10 @@ TEST_CASE("crc32c hardware and portable paths agree on every length and alignmen
 TEST_CASE("a framed record has the documented layout", "[io][tfrecord]") {
     std::string out;
     tf::io::append_framed_record(out, "");
-    CHECK(hex(out) == "0000000000000000" "29039807" "d8ea82a2");  // empty record, CRCs LE
+    CHECK(hex(out) ==
+          "0000000000000000"
+          "29039807"
+          "d8ea82a2");  // empty record, CRCs LE
     out.clear();
     tf::io::append_framed_record(out, "abc");
     REQUIRE(out.size() == 12 + 3 + 4);
@@ -97,10 +103,12 @@ TEST_CASE("TFRecordWriter and TFRecordReader round-trip records", "[io][tfrecord
     for (const char* compression : {"", "GZIP", "ZLIB"}) {
         INFO("compression " << compression);
         const std::string path = dir + "/data" + compression + ".tfrecord";
-        std::vector<std::string> records = {"", "a", std::string(100000, 'x'), std::string("\0\1\2", 3)};
+        std::vector<std::string> records = {
+            "", "a", std::string(100000, 'x'), std::string("\0\1\2", 3)};
         {
             tf::io::TFRecordWriter w(path, compression);
-            for (const auto& r : records) w.write(r);
+            for (const auto& r : records)
+                w.write(r);
             w.flush();
             w.close();
             w.close();  // idempotent
@@ -113,17 +121,20 @@ TEST_CASE("TFRecordWriter and TFRecordReader round-trip records", "[io][tfrecord
     // GZIP output is a real gzip stream; plain output is exactly the framed records.
     CHECK(read_file(dir + "/dataGZIP.tfrecord").substr(0, 2) == "\x1f\x8b");
     std::string framed;
-    for (const std::string& r : {std::string(), std::string("a")}) tf::io::append_framed_record(framed, r);
+    for (const std::string& r : {std::string(), std::string("a")})
+        tf::io::append_framed_record(framed, r);
     CHECK(read_file(dir + "/data.tfrecord").substr(0, framed.size()) == framed);
 }
 
 TEST_CASE("a missing file and a bad compression name raise typed errors", "[io][tfrecord]") {
     CHECK_THROWS_AS(tf::io::TFRecordReader("/nonexistent/x.tfrecord"), tf::errors::NotFoundError);
     CHECK_THROWS_WITH(tf::io::TFRecordWriter("/tmp/x.tfrecord", "LZ4"), Catch::Contains("LZ4"));
-    CHECK_THROWS_AS(tf::io::TFRecordWriter("/tmp/x.tfrecord", "LZ4"), tf::errors::InvalidArgumentError);
+    CHECK_THROWS_AS(tf::io::TFRecordWriter("/tmp/x.tfrecord", "LZ4"),
+                    tf::errors::InvalidArgumentError);
 }
 
-TEST_CASE("corrupted records raise DataLossError naming the file and offset", "[io][tfrecord][corrupt]") {
+TEST_CASE("corrupted records raise DataLossError naming the file and offset",
+          "[io][tfrecord][corrupt]") {
     const std::string dir = temp_dir("corrupt");
     const std::string path = dir + "/c.tfrecord";
     {
@@ -143,8 +154,9 @@ TEST_CASE("corrupted records raise DataLossError naming the file and offset", "[
         r.next();
         FAIL("no DataLossError");
     } catch (const tf::errors::DataLossError& e) {
-        CHECK_THAT(e.what(), Catch::Contains(path) && Catch::Contains("offset 28") &&
-                                 Catch::Contains("data CRC mismatch"));
+        CHECK_THAT(e.what(),
+                   Catch::Contains(path) && Catch::Contains("offset 28") &&
+                       Catch::Contains("data CRC mismatch"));
     }
 
     bad = good;
@@ -157,7 +169,8 @@ TEST_CASE("corrupted records raise DataLossError naming the file and offset", "[
     CHECK_THROWS_WITH(tf::io::read_tfrecords(path), Catch::Contains("truncated"));
 }
 
-TEST_CASE("every truncation and every bit flip is detected, never a crash", "[io][tfrecord][corrupt]") {
+TEST_CASE("every truncation and every bit flip is detected, never a crash",
+          "[io][tfrecord][corrupt]") {
     const std::string dir = temp_dir("fuzz");
     for (const char* compression : {"", "GZIP"}) {
         INFO("compression " << compression);
@@ -195,7 +208,8 @@ TEST_CASE("every truncation and every bit flip is detected, never a crash", "[io
     std::mt19937 rng(11);
     for (int trial = 0; trial < 200; ++trial) {
         std::string junk(rng() % 200, '\0');
-        for (char& c : junk) c = static_cast<char>(rng());
+        for (char& c : junk)
+            c = static_cast<char>(rng());
         if (trial % 4 == 0 && junk.size() >= 12) {  // a plausible header with a valid CRC
             std::string framed;
             tf::io::append_framed_record(framed, junk.substr(12));
@@ -214,22 +228,27 @@ TEST_CASE("every truncation and every bit flip is detected, never a crash", "[io
     }
 }
 
-TEST_CASE("a huge length that passes its CRC does not allocate before failing", "[io][tfrecord][corrupt]") {
+TEST_CASE("a huge length that passes its CRC does not allocate before failing",
+          "[io][tfrecord][corrupt]") {
     const std::string path = temp_dir("huge") + "/h.tfrecord";
     std::string framed;
     tf::io::append_framed_record(framed, "x");
     std::string header(framed.substr(0, 12));
     const uint64_t huge = uint64_t{1} << 60;
-    for (int i = 0; i < 8; ++i) header[i] = static_cast<char>((huge >> (8 * i)) & 0xFF);
+    for (int i = 0; i < 8; ++i)
+        header[i] = static_cast<char>((huge >> (8 * i)) & 0xFF);
     const uint32_t crc = tf::io::mask_crc(tf::io::crc32c(header.substr(0, 8)));
-    for (int i = 0; i < 4; ++i) header[8 + i] = static_cast<char>((crc >> (8 * i)) & 0xFF);
+    for (int i = 0; i < 4; ++i)
+        header[8 + i] = static_cast<char>((crc >> (8 * i)) & 0xFF);
     write_file(path, header + "x");
     CHECK_THROWS_WITH(tf::io::read_tfrecords(path), Catch::Contains("runs past the end"));
 }
 
 TEST_CASE("Example builds, serializes and parses every feature kind", "[io][example]") {
     tf::io::Example ex;
-    ex.add_int64("label", {3, -1}).add_float("x", {0.5f, 1.5f}).add_bytes("name", {"a", std::string("\0b", 2)});
+    ex.add_int64("label", {3, -1})
+        .add_float("x", {0.5f, 1.5f})
+        .add_bytes("name", {"a", std::string("\0b", 2)});
     const std::string bytes = ex.serialize();
     CHECK(bytes == ex.serialize());  // deterministic
     const auto back = tf::io::Example::parse(bytes);
@@ -238,7 +257,8 @@ TEST_CASE("Example builds, serializes and parses every feature kind", "[io][exam
     CHECK(back.get_bytes("name") == std::vector<std::string>{"a", std::string("\0b", 2)});
     CHECK(back.names() == std::vector<std::string>{"label", "name", "x"});
     CHECK_THROWS_AS(back.get_int64("missing"), tf::errors::NotFoundError);
-    CHECK_THROWS_WITH(back.get_float("label"), Catch::Contains("label") && Catch::Contains("int64 list"));
+    CHECK_THROWS_WITH(back.get_float("label"),
+                      Catch::Contains("label") && Catch::Contains("int64 list"));
     CHECK_THROWS_AS(back.get_float("label"), tf::errors::InvalidArgumentError);
     CHECK_THROWS_AS(tf::io::Example::parse("\xff\xff\xff"), tf::errors::DataLossError);
 }
@@ -250,18 +270,21 @@ TEST_CASE("Example wire bytes follow tf.train.Example", "[io][example]") {
     CHECK(hex(bytes) == "0a100a0e0a056c6162656c12051a030a0103");
     // {x: float [0.5]}: float_list (field 2) packed fixed32.
     CHECK(hex(tf::io::Example().add_float("x", {0.5f}).serialize()) ==
-          "0a0f0a0d0a017812081206" "0a040000003f");
+          "0a0f0a0d0a017812081206"
+          "0a040000003f");
 }
 
 TEST_CASE("Examples in a TFRecord file, as a tf.data pipeline would read them", "[io][example]") {
     const std::string path = temp_dir("examples") + "/train.tfrecord";
     {
         tf::io::TFRecordWriter w(path);
-        for (int64_t i = 0; i < 5; ++i) w.write(tf::io::Example().add_int64("i", {i}).serialize());
+        for (int64_t i = 0; i < 5; ++i)
+            w.write(tf::io::Example().add_int64("i", {i}).serialize());
     }
     int64_t expected = 0;
     tf::io::TFRecordReader r(path);
-    while (auto rec = r.next()) CHECK(tf::io::Example::parse(*rec).get_int64("i")[0] == expected++);
+    while (auto rec = r.next())
+        CHECK(tf::io::Example::parse(*rec).get_int64("i")[0] == expected++);
     CHECK(expected == 5);
 }
 
@@ -271,5 +294,6 @@ TEST_CASE("write_file_atomically replaces the file whole and leaves no temp file
     tf::io::write_file_atomically(dir + "/g.pbtxt", "new contents");
     CHECK(read_file(dir + "/g.pbtxt") == "new contents");
     CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 1);
-    CHECK_THROWS_AS(tf::io::write_file_atomically("/nonexistent-dir/x", "y"), tf::errors::NotFoundError);
+    CHECK_THROWS_AS(tf::io::write_file_atomically("/nonexistent-dir/x", "y"),
+                    tf::errors::NotFoundError);
 }

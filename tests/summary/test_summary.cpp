@@ -1,12 +1,12 @@
 // Summary writer: golden bytes, the file layout, a round trip per kind through summary_iterator,
 // payload decoding (PNG, WAV), histogram edge cases, default writer / record_if, threads, graphs.
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <regex>
 #include <thread>
+
+#include <catch2/catch.hpp>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -29,7 +29,8 @@ std::string temp_dir(const std::string& name) {
 
 std::string hex(const std::string& bytes) {
     std::string out;
-    for (unsigned char c : bytes) out += fmt::format("{:02x}", c);
+    for (unsigned char c : bytes)
+        out += fmt::format("{:02x}", c);
     return out;
 }
 
@@ -91,7 +92,8 @@ TEST_CASE("golden records of TENSORBOARD.md section 15, byte for byte", "[summar
     scalar.values.push_back(v);
     const std::string scalar_payload = tf::summary::serialize_event(scalar);
     CHECK(hex(scalar_payload) ==
-          "0900002040fc54d94110012a210a1f0a046c6f7373420a0801120022040000803e4a0b0a090a077363616c617273");
+          "0900002040fc54d94110012a210a1f0a046c6f7373420a0801120022040000803e4a0b0a090a077363616c61"
+          "7273");
     framed.clear();
     tf::io::append_framed_record(framed, scalar_payload);
     CHECK(hex(framed) == "2e00000000000000c5cb57fa" + hex(scalar_payload) + "0f85dbf6");
@@ -114,7 +116,8 @@ TEST_CASE("the event file is named as TensorFlow 2 names it and starts with brai
     const std::string dir = temp_dir("naming") + "/nested/run";
     auto writer = tf::summary::create_file_writer(dir);  // creates missing directories
     const std::string name = fs::path(writer.path()).filename().string();
-    CHECK(std::regex_match(name, std::regex(R"(events\.out\.tfevents\.\d{10}\.[^.]+.*\.\d+\.\d+\.v2)")));
+    CHECK(std::regex_match(name,
+                           std::regex(R"(events\.out\.tfevents\.\d{10}\.[^.]+.*\.\d+\.\d+\.v2)")));
     writer.close();
     const auto events = raw_events(writer.path());
     REQUIRE(events.size() == 1);
@@ -132,7 +135,7 @@ TEST_CASE("every summary kind round-trips through summary_iterator", "[summary][
     const std::string dir = temp_dir("roundtrip");
     auto w = tf::summary::create_file_writer(dir);
     CHECK(w.scalar("loss", 0.5, 1));
-    CHECK(w.scalar("acc", tf::constant(0.75), 2));       // float64 tensor stays float64
+    CHECK(w.scalar("acc", tf::constant(0.75), 2));         // float64 tensor stays float64
     CHECK(w.scalar("lr", tf::constant(3, tf::int32), 3));  // other dtypes become float32
     CHECK(w.histogram("w", tf::constant({1.f, 2.f, 3.f, 4.f}), 4, 2));
     CHECK(w.image("img", tf::fill({2, 3, 5, 3}, 0.5), 5, 1));
@@ -257,23 +260,25 @@ TEST_CASE("float pixels follow convert_image_dtype (x * 255.5, saturated)", "[su
 }
 
 TEST_CASE("audio payloads are 16-bit PCM WAV files", "[summary][audio]") {
-    const std::vector<float> samples = {0.f, 0.5f, -1.f, 1.f, 2.f, -0.25f};  // 3 frames x 2 channels
+    const std::vector<float> samples = {
+        0.f, 0.5f, -1.f, 1.f, 2.f, -0.25f};  // 3 frames x 2 channels
     const std::string wav = tf::summary::encode_wav(samples.data(), 3, 2, 44100);
     REQUIRE(wav.size() == 44 + 12);
     CHECK(wav.substr(0, 4) == "RIFF");
     CHECK(le32(wav, 4) == wav.size() - 8);
     CHECK(wav.substr(8, 8) == "WAVEfmt ");
     CHECK(le32(wav, 16) == 16);
-    CHECK(le16(wav, 20) == 1);       // PCM
-    CHECK(le16(wav, 22) == 2);       // channels
-    CHECK(le32(wav, 24) == 44100);   // sample rate
+    CHECK(le16(wav, 20) == 1);      // PCM
+    CHECK(le16(wav, 22) == 2);      // channels
+    CHECK(le32(wav, 24) == 44100);  // sample rate
     CHECK(le32(wav, 28) == 44100 * 4);
-    CHECK(le16(wav, 32) == 4);       // block align
-    CHECK(le16(wav, 34) == 16);      // bits
+    CHECK(le16(wav, 32) == 4);   // block align
+    CHECK(le16(wav, 34) == 16);  // bits
     CHECK(wav.substr(36, 4) == "data");
     CHECK(le32(wav, 40) == 12);
     const int16_t expected[] = {0, 16384, -32768, 32767, 32767, -8192};
-    for (int i = 0; i < 6; ++i) CHECK(static_cast<int16_t>(le16(wav, 44 + 2 * i)) == expected[i]);
+    for (int i = 0; i < 6; ++i)
+        CHECK(static_cast<int16_t>(le16(wav, 44 + 2 * i)) == expected[i]);
 
     const std::string dir = temp_dir("wav");
     auto w = tf::summary::create_file_writer(dir);
@@ -284,24 +289,27 @@ TEST_CASE("audio payloads are 16-bit PCM WAV files", "[summary][audio]") {
 
 TEST_CASE("histogram buckets follow TensorBoard's rule on the edge cases", "[summary][histogram]") {
     using tf::summary::histogram_buckets;
-    CHECK(histogram_buckets({1, 2, 3}, 0).empty());                          // k = 0: [0, 3]
-    CHECK(histogram_buckets({}, 2) == std::vector<double>(6, 0.0));          // no data
+    CHECK(histogram_buckets({1, 2, 3}, 0).empty());                  // k = 0: [0, 3]
+    CHECK(histogram_buckets({}, 2) == std::vector<double>(6, 0.0));  // no data
     CHECK(histogram_buckets({5}, 3) == std::vector<double>{5, 5, 0, 5, 5, 0, 5, 5, 1});  // single
-    CHECK(histogram_buckets({2, 2, 2, 2}, 2) == std::vector<double>{2, 2, 0, 2, 2, 4});  // all equal
+    CHECK(histogram_buckets({2, 2, 2, 2}, 2) ==
+          std::vector<double>{2, 2, 0, 2, 2, 4});  // all equal
     // General: half-open buckets, the last closed; edges linspace(min, max, k+1), last = max.
     const auto rows = histogram_buckets({0, 1, 2, 3, 4, 4}, 4);
     CHECK(rows == std::vector<double>{0, 1, 1, 1, 2, 1, 2, 3, 1, 3, 4, 3});
     const auto odd = histogram_buckets({0.1, 0.2, 0.7}, 3);
     CHECK(odd[3 * 2 + 1] == 0.7);  // the last edge is exactly max
     double total = 0;
-    for (int i = 0; i < 3; ++i) total += odd[3 * i + 2];
+    for (int i = 0; i < 3; ++i)
+        total += odd[3 * i + 2];
     CHECK(total == 3);
 
     const std::string dir = temp_dir("hist");
     auto w = tf::summary::create_file_writer(dir);
     CHECK(w.histogram("empty", tf::zeros({0}), 0));
     CHECK(w.histogram("zero_buckets", tf::ones({3}), 0, 0));
-    CHECK_THROWS_AS(w.histogram("nan", tf::constant({1.f, NAN}), 0), tf::errors::InvalidArgumentError);
+    CHECK_THROWS_AS(w.histogram("nan", tf::constant({1.f, NAN}), 0),
+                    tf::errors::InvalidArgumentError);
     CHECK_THROWS_WITH(w.histogram("neg", tf::ones({3}), 0, -1), Catch::Contains("buckets"));
     w.close();
     const auto ev = tf::summary::summary_iterator(w.path());
@@ -309,14 +317,17 @@ TEST_CASE("histogram buckets follow TensorBoard's rule on the edge cases", "[sum
     CHECK(ev[2].values[0].tensor.shape() == tf::Shape{0, 3});
 }
 
-TEST_CASE("bad summary arguments raise InvalidArgumentError naming tag and shape", "[summary][errors]") {
+TEST_CASE("bad summary arguments raise InvalidArgumentError naming tag and shape",
+          "[summary][errors]") {
     const std::string dir = temp_dir("errors");
     auto w = tf::summary::create_file_writer(dir);
-    CHECK_THROWS_WITH(w.scalar("s", tf::ones({2}), 0), Catch::Contains("'s'") && Catch::Contains("[2]"));
+    CHECK_THROWS_WITH(w.scalar("s", tf::ones({2}), 0),
+                      Catch::Contains("'s'") && Catch::Contains("[2]"));
     CHECK_THROWS_WITH(w.image("im", tf::ones({2, 2, 3}), 0),
                       Catch::Contains("[N,H,W,C]") && Catch::Contains("[2,2,3]"));
     CHECK_THROWS_AS(w.image("im", tf::ones({1, 2, 2, 5}), 0), tf::errors::InvalidArgumentError);
-    CHECK_THROWS_AS(w.image("im", tf::ones({1, 2, 2, 3}, tf::int32), 0), tf::errors::InvalidArgumentError);
+    CHECK_THROWS_AS(w.image("im", tf::ones({1, 2, 2, 3}, tf::int32), 0),
+                    tf::errors::InvalidArgumentError);
     CHECK_THROWS_AS(w.image("im", tf::ones({1, 0, 2, 3}), 0), tf::errors::InvalidArgumentError);
     CHECK_THROWS_AS(w.audio("a", tf::ones({2, 3}), 100, 0), tf::errors::InvalidArgumentError);
     CHECK_THROWS_WITH(w.audio("a", tf::ones({1, 3, 1}), 0, 0), Catch::Contains("sample_rate"));
@@ -325,7 +336,8 @@ TEST_CASE("bad summary arguments raise InvalidArgumentError naming tag and shape
     CHECK_THROWS_WITH(w.scalar("", 1.0, 0), Catch::Contains("tag must not be empty"));
     w.close();
     CHECK_THROWS_AS(w.scalar("late", 1.0, 0), tf::errors::FailedPreconditionError);
-    CHECK_THROWS_AS(tf::summary::SummaryWriter().scalar("x", 1.0, 0), tf::errors::FailedPreconditionError);
+    CHECK_THROWS_AS(tf::summary::SummaryWriter().scalar("x", 1.0, 0),
+                    tf::errors::FailedPreconditionError);
     CHECK(tf::summary::summary_iterator(w.path()).size() == 1);  // nothing bad was written
 }
 
@@ -355,23 +367,26 @@ TEST_CASE("default writer, record_if and name scopes", "[summary][default]") {
     CHECK_FALSE(tf::summary::scalar("after", 1.0, 0));
     std::vector<std::string> tags;
     for (const auto& e : tf::summary::summary_iterator(w.path())) {
-        for (const auto& v : e.values) tags.push_back(v.tag);
+        for (const auto& v : e.values)
+            tags.push_back(v.tag);
     }
-    CHECK(tags == std::vector<std::string>{"a", "on_again", "layer1/weights", "layer1/img",
-                                           "layer1/snd", "layer1/t"});
+    CHECK(tags == std::vector<std::string>{
+                      "a", "on_again", "layer1/weights", "layer1/img", "layer1/snd", "layer1/t"});
 }
 
 TEST_CASE("flush() puts queued events on disk; the thread writes when max_queue is reached",
           "[summary][flush]") {
     const std::string dir = temp_dir("flush");
     auto w = tf::summary::create_file_writer(dir, {.max_queue = 1000, .flush_millis = 3600000});
-    for (int i = 0; i < 5; ++i) w.scalar("x", i, i);
+    for (int i = 0; i < 5; ++i)
+        w.scalar("x", i, i);
     CHECK(tf::summary::summary_iterator(w.path()).size() == 1);  // still queued
     w.flush();
     CHECK(tf::summary::summary_iterator(w.path()).size() == 6);
 
     auto q = tf::summary::create_file_writer(dir, {.max_queue = 3, .flush_millis = 3600000});
-    for (int i = 0; i < 3; ++i) q.scalar("y", i, i);
+    for (int i = 0; i < 3; ++i)
+        q.scalar("y", i, i);
     std::size_t n = 0;
     for (int tries = 0; tries < 2000 && n < 4; ++tries) {  // the writer thread wakes at 3 queued
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -396,11 +411,13 @@ TEST_CASE("several threads write to one writer safely", "[summary][threads]") {
     for (int t = 0; t < 4; ++t) {
         threads.emplace_back([&, t] {
             auto scope = w.as_default();
-            for (int i = 0; i < 250; ++i) tf::summary::scalar(fmt::format("t{}", t), i, i);
+            for (int i = 0; i < 250; ++i)
+                tf::summary::scalar(fmt::format("t{}", t), i, i);
             if (t == 0) w.flush();
         });
     }
-    for (auto& th : threads) th.join();
+    for (auto& th : threads)
+        th.join();
     w.close();
     const auto events = tf::summary::summary_iterator(w.path());
     CHECK(events.size() == 1 + 4 * 250);
@@ -433,11 +450,12 @@ TEST_CASE("graph events hold a GraphDef with scoped node names", "[summary][grap
     REQUIRE(def.ParseFromString(events[1].graph_def));
     REQUIRE(static_cast<std::size_t>(def.node_size()) == g.num_nodes());
     std::vector<std::string> names;
-    for (const auto& n : def.node()) names.push_back(n.name());
+    for (const auto& n : def.node())
+        names.push_back(n.name());
     CHECK(std::find(names.begin(), names.end(), "dense/MatMul") != names.end());
     CHECK(std::find(names.begin(), names.end(), "dense/Sigmoid") != names.end());
-    const auto& mm = *std::find_if(def.node().begin(), def.node().end(),
-                                   [](const auto& n) { return n.op() == "MatMul"; });
+    const auto& mm = *std::find_if(
+        def.node().begin(), def.node().end(), [](const auto& n) { return n.op() == "MatMul"; });
     CHECK(mm.attr().at("T").type() == tensorflow::DT_FLOAT);
     CHECK(mm.attr().at("_output_shapes").list().shape(0).dim(0).size() == 2);
     CHECK(mm.input_size() == 2);
@@ -448,7 +466,8 @@ TEST_CASE("graph events hold a GraphDef with scoped node names", "[summary][grap
     tf::train::write_graph(g, dir + "/export", "graph.pb", false);
     const std::string text = read_file(dir + "/export/graph.pbtxt");
     CHECK(text == g.to_text());
-    CHECK_THAT(text, Catch::Contains("name: \"dense/MatMul\"") && Catch::Contains("type: DT_FLOAT"));
+    CHECK_THAT(text,
+               Catch::Contains("name: \"dense/MatMul\"") && Catch::Contains("type: DT_FLOAT"));
     CHECK(read_file(dir + "/export/graph.pb") == events[1].graph_def);
     CHECK_THROWS_AS(tf::train::write_graph(g, dir, ""), tf::errors::InvalidArgumentError);
 }
@@ -483,7 +502,8 @@ TEST_CASE("summary_iterator reports corruption as DataLossError", "[summary][cor
     CHECK_THROWS_AS(tf::summary::summary_iterator(dir + "/missing"), tf::errors::NotFoundError);
 }
 
-TEST_CASE("damaged Event payloads with valid framing never crash the reader", "[summary][corrupt]") {
+TEST_CASE("damaged Event payloads with valid framing never crash the reader",
+          "[summary][corrupt]") {
     // Valid CRCs around mutated payloads: the protobuf parser and the tensor decoding see garbage.
     const std::string dir = temp_dir("fuzz");
     auto w = tf::summary::create_file_writer(dir);
@@ -497,7 +517,8 @@ TEST_CASE("damaged Event payloads with valid framing never crash the reader", "[
     std::vector<std::string> payloads;
     {
         tf::io::RecordFileReader reader(w.path(), tf::io::Compression::none);
-        while (auto rec = reader.next()) payloads.push_back(*rec);
+        while (auto rec = reader.next())
+            payloads.push_back(*rec);
     }
     std::mt19937 rng(5);
     int parsed = 0, lost = 0;
@@ -505,7 +526,8 @@ TEST_CASE("damaged Event payloads with valid framing never crash the reader", "[
     for (int trial = 0; trial < 3000; ++trial) {
         std::string p = payloads[rng() % payloads.size()];
         const int flips = 1 + static_cast<int>(rng() % 4);
-        for (int f = 0; f < flips && !p.empty(); ++f) p[rng() % p.size()] ^= static_cast<char>(1 << (rng() % 8));
+        for (int f = 0; f < flips && !p.empty(); ++f)
+            p[rng() % p.size()] ^= static_cast<char>(1 << (rng() % 8));
         if (rng() % 5 == 0 && !p.empty()) p.resize(rng() % p.size());
         std::string framed;
         tf::io::append_framed_record(framed, p);
@@ -532,8 +554,10 @@ TEST_CASE("legacy TF1 values decode as TensorBoard converts them", "[summary][le
     auto* histo = h->mutable_histo();
     histo->set_min(-1);
     histo->set_max(2);
-    for (double limit : {-2.0, 0.0, 1.0, 3.0, 5.0}) histo->add_bucket_limit(limit);
-    for (double count : {0.0, 4.0, 0.0, 6.0, 0.0}) histo->add_bucket(count);
+    for (double limit : {-2.0, 0.0, 1.0, 3.0, 5.0})
+        histo->add_bucket_limit(limit);
+    for (double count : {0.0, 4.0, 0.0, 6.0, 0.0})
+        histo->add_bucket(count);
     const auto ev = tf::summary::parse_event(e.SerializeAsString(), "test");
     REQUIRE(ev.values.size() == 2);
     CHECK(ev.values[0].kind == "scalar");
