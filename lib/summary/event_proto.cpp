@@ -3,6 +3,7 @@
 #include "summary/event_proto.hpp"
 
 #include <cstring>
+#include <utility>
 
 #include <fmt/format.h>
 #include <google/protobuf/stubs/logging.h>
@@ -13,57 +14,33 @@
 namespace tapeflow::summary {
 namespace {
 
+// tapeflow dtype <-> TensorFlow DataType, one row per dtype.
+constexpr std::pair<DType, tensorflow::DataType> kDataTypes[] = {
+    {DType::float32, tensorflow::DT_FLOAT},
+    {DType::float64, tensorflow::DT_DOUBLE},
+    {DType::int32, tensorflow::DT_INT32},
+    {DType::int64, tensorflow::DT_INT64},
+    {DType::uint8, tensorflow::DT_UINT8},
+    {DType::bool_, tensorflow::DT_BOOL},
+    {DType::float16, tensorflow::DT_HALF},
+    {DType::bfloat16, tensorflow::DT_BFLOAT16},
+};
+
 tensorflow::DataType to_proto_dtype(DType d) {
-    switch (d) {
-        case DType::float32:
-            return tensorflow::DT_FLOAT;
-        case DType::float64:
-            return tensorflow::DT_DOUBLE;
-        case DType::int32:
-            return tensorflow::DT_INT32;
-        case DType::int64:
-            return tensorflow::DT_INT64;
-        case DType::uint8:
-            return tensorflow::DT_UINT8;
-        case DType::bool_:
-            return tensorflow::DT_BOOL;
-        case DType::float16:
-            return tensorflow::DT_HALF;
-        case DType::bfloat16:
-            return tensorflow::DT_BFLOAT16;
+    for (const auto& [dtype, proto] : kDataTypes) {
+        if (dtype == d) return proto;
     }
     return tensorflow::DT_INVALID;
 }
 
 bool from_proto_dtype(tensorflow::DataType d, DType* out) {
-    switch (d) {
-        case tensorflow::DT_FLOAT:
-            *out = DType::float32;
+    for (const auto& [dtype, proto] : kDataTypes) {
+        if (proto == d) {
+            *out = dtype;
             return true;
-        case tensorflow::DT_DOUBLE:
-            *out = DType::float64;
-            return true;
-        case tensorflow::DT_INT32:
-            *out = DType::int32;
-            return true;
-        case tensorflow::DT_INT64:
-            *out = DType::int64;
-            return true;
-        case tensorflow::DT_UINT8:
-            *out = DType::uint8;
-            return true;
-        case tensorflow::DT_BOOL:
-            *out = DType::bool_;
-            return true;
-        case tensorflow::DT_HALF:
-            *out = DType::float16;
-            return true;
-        case tensorflow::DT_BFLOAT16:
-            *out = DType::bfloat16;
-            return true;
-        default:
-            return false;
+        }
     }
+    return false;
 }
 
 void set_shape(tensorflow::TensorProto* proto, const std::vector<int64_t>& dims) {
