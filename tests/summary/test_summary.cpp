@@ -566,3 +566,33 @@ TEST_CASE("legacy TF1 values decode as TensorBoard converts them", "[summary][le
     // Buckets 1..3 kept: lefts [min, 0, 1], rights [0, 1, max].
     CHECK(ev.values[1].tensor.to_vector<float>() == std::vector<float>{-1, 0, 4, 0, 1, 0, 1, 2, 6});
 }
+
+TEST_CASE("add_event writes values of any plugin as given", "[summary][add_event]") {
+    const std::string dir = temp_dir("add_event");
+    auto w = tf::summary::create_file_writer(dir);
+    tf::summary::Event e;
+    e.step = 9;  // wall_time 0: filled in with the current time
+    tf::summary::SummaryValue pr;
+    pr.tag = "pr_curve";
+    pr.kind = "other";
+    pr.plugin_name = "pr_curves";
+    pr.tensor = tf::constant(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3});
+    tf::summary::SummaryValue labels;
+    labels.tag = "labels";
+    labels.kind = "other";
+    labels.plugin_name = "custom";
+    labels.strings = {"a", "b"};
+    e.values = {pr, labels};
+    w.add_event(e);
+    w.close();
+    const auto events = tf::summary::summary_iterator(w.path());
+    REQUIRE(events.size() == 2);
+    CHECK(events[1].step == 9);
+    CHECK(events[1].wall_time > 1.6e9);
+    REQUIRE(events[1].values.size() == 2);
+    CHECK(events[1].values[0].kind == "other");
+    CHECK(events[1].values[0].plugin_name == "pr_curves");
+    CHECK(events[1].values[0].tensor.shape() == tf::Shape{2, 3});
+    CHECK(events[1].values[0].tensor.to_vector<float>() == std::vector<float>{1, 2, 3, 4, 5, 6});
+    CHECK(events[1].values[1].strings == std::vector<std::string>{"a", "b"});
+}
