@@ -88,24 +88,21 @@ public:
     bool scalar(std::string_view tag, double value, int64_t step);
     /// A one-element numeric tensor; float64 stays float64, other dtypes become float32 (as TF).
     bool scalar(std::string_view tag, const Tensor& value, int64_t step);
-    /// TF2 bucketing into `buckets` equal-width buckets ([k,3] float64 rows); values must be
-    /// finite.
+    /// TF2 bucketing into `buckets` equal-width buckets ([k,3] float64 rows); finite values only.
     bool histogram(std::string_view tag, const Tensor& values, int64_t step, int buckets = 30);
     /// [N,H,W,C] with C in {1,2,3,4}; float in [0,1] (scaled by 255.5 and clamped) or uint8.
     /// The first `max_outputs` images are PNG-encoded.
     bool image(std::string_view tag, const Tensor& images, int64_t step, int max_outputs = 3);
-    /// [N,T,C] float in [-1,1] (clamped); the first `max_outputs` clips become 16-bit PCM WAV
-    /// files.
+    /// [N,T,C] float in [-1,1] (clamped); the first `max_outputs` clips become 16-bit WAV files.
     bool audio(std::string_view tag,
                const Tensor& audio,
                double sample_rate,
                int64_t step,
                int max_outputs = 3);
-    /// Markdown text; must be valid UTF-8 (InvalidArgumentError otherwise, as TensorBoard fails on
-    /// it).
+    /// Markdown text; must be valid UTF-8 (InvalidArgumentError otherwise: TensorBoard fails on
+    /// invalid UTF-8).
     bool text(std::string_view tag, std::string_view text, int64_t step);
-    /// The graph (tape.graph()), shown in TensorBoard's graph tab (an Event with graph_def, step
-    /// 0).
+    /// The graph (tape.graph()) for TensorBoard's graph tab: an Event with graph_def at step 0.
     void graph(const Graph& graph);
     /// Writes `event` as given (wall_time 0 means now). Values are encoded by `kind` as above;
     /// "other" values keep their plugin_name and carry `tensor` or else `strings`.
@@ -120,6 +117,7 @@ public:
     /// Makes this writer the default of the calling thread for the scope's lifetime.
     [[nodiscard]] DefaultWriterScope as_default() const { return DefaultWriterScope(*this); }
 
+    /// Internal: the shared writer state (lib/summary/event_writer.hpp).
     struct Impl;
     explicit SummaryWriter(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
     const std::shared_ptr<Impl>& impl() const { return impl_; }
