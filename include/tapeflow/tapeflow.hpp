@@ -24,4 +24,6 @@
 #include <tapeflow/ops/math.hpp>
 #include <tapeflow/ops/nn.hpp>
 #include <tapeflow/random.hpp>
+#include <tapeflow/io.hpp>
+#include <tapeflow/summary.hpp>
 #include <tapeflow/version.hpp>
