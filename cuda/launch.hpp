@@ -1,6 +1,8 @@
-// The .cu kernels' launchers, in plain C++: pointers, sizes and scalars only. .cu files include no
-// tapeflow header beyond lib/random/philox.hpp (nvcc cannot compile fmt's consteval checks), and the
-// g++-compiled ops_cuda.cpp turns KernelContexts into these calls. Each returns the launch status.
+// The .cu kernels' launchers, in plain C++: pointers, sizes, plain structs and scalars only. .cu
+// files include no tapeflow header beyond the plain shared ones (lib/random/philox.hpp,
+// lib/kernels/elementwise_functors.hpp): nvcc cannot compile fmt's consteval checks. The
+// g++-compiled ops_cuda*.cpp files turn KernelContexts into these calls. Every launcher queues its
+// work on `stream` and returns the launch status (cudaSuccess for empty work).
 #pragma once
 
 #include <cstdint>
@@ -9,8 +11,25 @@
 
 namespace tapeflow::cuda_launch {
 
+/// Element types, in tapeflow::DType's order (ops_cuda.cpp converts with a static_cast).
+enum class Elem : uint8_t { f32, f64, i32, i64, u8, b8, f16, bf16 };
+
+/// Most dimensions of an index plan after merging (the CPU's broadcast plans allow as many).
+inline constexpr int kMaxDims = 16;
+
+/// An N-operand walk over `dims` (row-major order of the output): strides[k][d] is operand k's
+/// element stride along dimension d (0 where it is broadcast, negative for reversed slices).
+template <int N>
+struct IndexPlan {
+    int rank = 0;
+    int64_t dims[kMaxDims] = {};
+    int64_t strides[N][kMaxDims] = {};
+};
+
+// ---- creation and random (array_kernels.cu, random_kernels.cu) ----
+
 /// out[i] = pattern for i < n, with elements of `element_size` bytes (1, 2, 4 or 8).
-cudaError_t fill_bits(void* out, int64_t n, uint64_t pattern, int element_size);
+cudaError_t fill_bits(void* out, int64_t n, uint64_t pattern, int element_size, cudaStream_t stream);
 
 enum class Distribution { uniform, normal, truncated_normal };
 
@@ -18,6 +37,68 @@ enum class Distribution { uniform, normal, truncated_normal };
 /// a = minval, b = maxval - minval; for the normals a = mean, b = stddev. `is_double` selects
 /// float64 output, else float32.
 cudaError_t random(void* out, int64_t n, bool is_double, Distribution distribution, uint64_t key,
-                   uint64_t call, double a, double b);
+                   uint64_t call, double a, double b, cudaStream_t stream);
+
+// ---- element-wise (unary_kernels.cu, binary_kernels.cu, compare_kernels.cu) ----
+
+enum class Unary {
+    negative, abs, sign, exp, expm1, log, log1p, sqrt, rsqrt, square, reciprocal, sin, cos, tanh,
+    sigmoid, erf, floor, ceil, round, softplus, logical_not
+};
+enum class Binary {
+    add, sub, mul, div, floordiv, floormod, pow, maximum, minimum, squared_difference,
+    divide_no_nan, equal, not_equal, less, less_equal, greater, greater_equal, logical_and,
+    logical_or
+};
+
+/// out[i] = f(in[i]) for i < n (contiguous).
+cudaError_t unary(Unary op, Elem elem, const void* in, void* out, int64_t n, cudaStream_t stream);
+
+/// out = f(a, b) over `n` output elements. `plan` is null for the linear case, where a_step and
+/// b_step (1 or 0: a scalar operand) give each operand's stride; otherwise plan->strides[0/1] walk
+/// a and b. Arithmetic ops write `elem`, comparisons and logic write bool.
+cudaError_t binary(Binary op, Elem elem, const void* a, const void* b, void* out, int64_t n,
+                   int a_step, int b_step, const IndexPlan<2>* plan, cudaStream_t stream);
+
+/// where(cond, x, y) with three-way broadcasting, moving elements of `element_size` bytes.
+cudaError_t where(const void* cond, const void* x, const void* y, void* out, int64_t n,
+                  int element_size, const IndexPlan<3>& plan, cudaStream_t stream);
+
+/// Most inputs one add_n launch sums; more are summed in several passes.
+inline constexpr int kAddNMax = 32;
+/// out = ((in[0] + in[1]) + ...) + in[count-1], in the compute type (float for 16-bit floats);
+/// with `accumulate`, out is added first: ((out + in[0]) + ...).
+cudaError_t add_n(Elem elem, const void* const* in, int count, bool accumulate, void* out,
+                  int64_t n, cudaStream_t stream);
+
+/// out[i] = tf.cast(in[i]) from `from` to `to` (conversion rules of convert_element).
+cudaError_t cast(Elem from, Elem to, const void* in, void* out, int64_t n, cudaStream_t stream);
+
+// ---- data movement (copy_kernels.cu) ----
+
+/// out[plan.strides[0] . idx] = in[plan.strides[1] . idx] for every index idx of plan.dims, with
+/// elements of `element_size` bytes (1, 2, 4 or 8); out and in point at the walk's origin.
+cudaError_t strided_copy(void* out, const void* in, int element_size, const IndexPlan<2>& plan,
+                         cudaStream_t stream);
+
+// ---- reductions and scans (reduce_kernels.cu) ----
+
+enum class Reduce { sum, mean, prod, max, min, any, all };
+
+/// Reduces `in`, seen as [outer..., reduced...]: plan.dims holds the kept dimensions then the
+/// reduced ones (kept_rank of them first); plan.strides[0] is the input's stride for each. out is
+/// contiguous over the kept dimensions. `scratch` holds scratch_bytes() of device memory.
+cudaError_t reduce(Reduce op, Elem elem, const void* in, void* out, const IndexPlan<1>& plan,
+                   int kept_rank, void* scratch, int sm_count, cudaStream_t stream);
+/// Device bytes reduce() needs as scratch for this shape (0 when it needs none).
+int64_t reduce_scratch_bytes(Elem elem, int64_t n_out, int64_t n_reduced, int sm_count);
+
+/// argmax / argmin of [outer, n, inner] along n; `out` is int32 or int64 (out_is_64).
+cudaError_t arg_reduce(bool is_max, Elem elem, const void* in, void* out, bool out_is_64,
+                       int64_t outer, int64_t n, int64_t inner, cudaStream_t stream);
+
+/// cumsum / cumprod of [outer, n, inner] along n.
+cudaError_t scan(bool is_prod, Elem elem, const void* in, void* out, int64_t outer, int64_t n,
+                 int64_t inner, bool exclusive, bool reverse, cudaStream_t stream);
 
 }  // namespace tapeflow::cuda_launch

@@ -1,22 +1,75 @@
 // The CUDA kernels as the registry sees them: unpack a KernelContext, call a launcher from the .cu
 // files (launch.hpp), check the status. register_cuda_kernels() is the mirror of register_cpu.cpp;
-// ops without a line here raise UnimplementedError on GPU tensors, naming the op and dtype.
+// the families' glue lives in ops_cuda_{elementwise,reduce,array}.cpp. Ops without a CUDA kernel
+// yet run through host_fallback (CPU kernel on host copies), listed in fallback_ops below.
+#include <array>
 #include <cstring>
+#include <mutex>
 
+#include "core/backend.hpp"
 #include "core/dtype_dispatch.hpp"
-#include "cuda_check.hpp"
-#include "launch.hpp"
-#include "ops/dispatch.hpp"
+#include "ops_cuda.hpp"
 
 namespace tapeflow {
+namespace cuda_ops {
+
+std::vector<int64_t> row_major_strides(const std::vector<int64_t>& dims) {
+    std::vector<int64_t> strides(dims.size(), 1);
+    for (std::size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
+    return strides;
+}
+
+int sm_count(Device device) {
+    static std::array<int, 16> counts{};
+    static std::array<std::once_flag, 16> once;
+    const auto d = static_cast<std::size_t>(device.index());
+    std::call_once(once[d], [&] {
+        TAPEFLOW_CUDA_CHECK(cudaDeviceGetAttribute(&counts[d], cudaDevAttrMultiProcessorCount,
+                                                   device.index()));
+    });
+    return counts[d];
+}
+
+void host_fallback(const KernelContext& ctx) {
+    std::vector<Tensor> inputs;
+    for (const Tensor& t : ctx.inputs) inputs.push_back(t.cpu());  // synchronizes the stream
+    std::vector<Tensor> outputs;
+    for (const Tensor& t : ctx.outputs) outputs.push_back(Tensor::empty(t.shape(), t.dtype()));
+    const bool on_input = op_dispatch(ctx.op) == DispatchOn::input || outputs.empty();
+    const DType dtype = on_input ? inputs[0].dtype() : outputs[0].dtype();
+    const KernelFn cpu_kernel = kernel_registry().find(ctx.op, Device::cpu(), dtype);
+    cpu_kernel(KernelContext{ctx.op, Device::cpu(), inputs, outputs, ctx.attrs});
+    DeviceBackend* backend = find_backend(DeviceType::cuda);
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        backend->copy(ctx.outputs[i].mutable_raw_data(), ctx.device, outputs[i].raw_data(),
+                      Device::cpu(), outputs[i].nbytes());
+    }
+}
+
 namespace {
+
+// (op, dtypes) served by host_fallback: kept in one list so that the parity suite can report it.
+struct Fallback {
+    Op op;
+    DTypeSet dtypes;
+};
+constexpr DTypeSet kIntMatmul{DType::int32, DType::int64};
+const Fallback kFallbacks[] = {
+    {Op::one_hot, kAllTypes},          {Op::random_shuffle, kAllTypes},
+    {Op::mirror_pad, kAllTypes},       {Op::mirror_pad_grad, kAllTypes},
+    {Op::gather, kAllTypes},           {Op::gather_nd, kAllTypes},
+    {Op::scatter_nd, kAllTypes},       {Op::unsorted_segment_sum, kAllTypes},
+    {Op::shape, kAllTypes},            {Op::matmul, kIntMatmul},
+    {Op::batch_matmul, kIntMatmul},    {Op::random_uniform, DTypeSet{DType::int32, DType::int64, DType::float16, DType::bfloat16}},
+    {Op::random_normal, DTypeSet{DType::float16, DType::bfloat16}},
+    {Op::truncated_normal, DTypeSet{DType::float16, DType::bfloat16}},
+};
 
 void identity_kernel(const KernelContext& ctx) {
     const Tensor& x = ctx.inputs[0];
     if (x.nbytes() == 0) return;
-    TAPEFLOW_CUDA_CHECK(cudaSetDevice(ctx.device.index()));
-    TAPEFLOW_CUDA_CHECK(cudaMemcpy(ctx.outputs[0].mutable_raw_data(), x.raw_data(), x.nbytes(),
-                                   cudaMemcpyDeviceToDevice));
+    TAPEFLOW_CUDA_CHECK(cudaMemcpyAsync(ctx.outputs[0].mutable_raw_data(), x.raw_data(), x.nbytes(),
+                                        cudaMemcpyDeviceToDevice, stream_of(ctx)));
 }
 
 // The value is converted on the host (the CPU kernel's conversion), then its bit pattern is
@@ -29,35 +82,57 @@ void fill_kernel(const KernelContext& ctx) {
         const T value = convert_element<T>(ctx.attrs.get<double>("value"));
         std::memcpy(&pattern, &value, sizeof(T));
     });
-    TAPEFLOW_CUDA_CHECK(cudaSetDevice(ctx.device.index()));
     TAPEFLOW_CUDA_CHECK(cuda_launch::fill_bits(y.mutable_raw_data(), y.num_elements(), pattern,
-                                               static_cast<int>(dtype_size(y.dtype()))));
+                                               static_cast<int>(dtype_size(y.dtype())),
+                                               stream_of(ctx)));
 }
 
 template <cuda_launch::Distribution D>
 void random_kernel(const KernelContext& ctx) {
     const Tensor& y = ctx.outputs[0];
+    if (y.dtype() != DType::float32 && y.dtype() != DType::float64) return host_fallback(ctx);
     const bool uniform = D == cuda_launch::Distribution::uniform;
     const double a = ctx.attrs.get<double>(uniform ? "minval" : "mean");
     const double b = uniform ? ctx.attrs.get<double>("maxval") - a : ctx.attrs.get<double>("stddev");
-    TAPEFLOW_CUDA_CHECK(cudaSetDevice(ctx.device.index()));
     TAPEFLOW_CUDA_CHECK(cuda_launch::random(
         y.mutable_raw_data(), y.num_elements(), y.dtype() == DType::float64, D,
         static_cast<uint64_t>(ctx.attrs.get<int64_t>("key")),
-        static_cast<uint64_t>(ctx.attrs.get<int64_t>("call")), a, b));
+        static_cast<uint64_t>(ctx.attrs.get<int64_t>("call")), a, b, stream_of(ctx)));
 }
 
 }  // namespace
 
+bool uses_host_fallback(Op op, DType dtype) {
+    for (const Fallback& f : kFallbacks) {
+        if (f.op == op && f.dtypes.contains(dtype)) return true;
+    }
+    return false;
+}
+
+}  // namespace cuda_ops
+
 void register_cuda_kernels(KernelRegistry& r) {
+    using namespace cuda_ops;
     using cuda_launch::Distribution;
     constexpr auto kCuda = DeviceType::cuda;
-    constexpr DTypeSet kF32F64{DType::float32, DType::float64};
     r.add(Op::identity, kCuda, identity_kernel, kAllTypes);
     r.add(Op::fill, kCuda, fill_kernel, kAllTypes);
-    r.add(Op::random_uniform, kCuda, random_kernel<Distribution::uniform>, kF32F64);
-    r.add(Op::random_normal, kCuda, random_kernel<Distribution::normal>, kF32F64);
-    r.add(Op::truncated_normal, kCuda, random_kernel<Distribution::truncated_normal>, kF32F64);
+    // Same dtype sets as the CPU; float32/float64 run the Philox kernel, the others the fallback.
+    r.add(Op::random_uniform, kCuda, random_kernel<Distribution::uniform>,
+          kFloatTypes | DTypeSet{DType::int32, DType::int64});
+    r.add(Op::random_normal, kCuda, random_kernel<Distribution::normal>, kFloatTypes);
+    r.add(Op::truncated_normal, kCuda, random_kernel<Distribution::truncated_normal>, kFloatTypes);
+    for (const Op op : {Op::one_hot, Op::random_shuffle, Op::mirror_pad, Op::gather, Op::gather_nd,
+                        Op::shape}) {
+        r.add(op, kCuda, host_fallback, kAllTypes);
+    }
+    constexpr DTypeSet kSumTypes = kFloatTypes | kIntTypes;
+    for (const Op op : {Op::mirror_pad_grad, Op::scatter_nd, Op::unsorted_segment_sum}) {
+        r.add(op, kCuda, host_fallback, kSumTypes);
+    }
+    register_elementwise_cuda(r);
+    register_reduce_cuda(r);
+    register_array_cuda(r);
 }
 
 }  // namespace tapeflow

@@ -32,14 +32,14 @@ __global__ void sample_kernel(T* out, int64_t n, Distribution distribution, phil
 }  // namespace
 
 cudaError_t random(void* out, int64_t n, bool is_double, Distribution distribution, uint64_t key,
-                   uint64_t call, double a, double b) {
+                   uint64_t call, double a, double b, cudaStream_t stream) {
     if (n == 0) return cudaSuccess;
     const philox::Stream s{philox::Key{{static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)}}, call};
     const auto blocks = static_cast<unsigned>((n + kThreads - 1) / kThreads);
     if (is_double) {
-        sample_kernel<double><<<blocks, kThreads>>>(static_cast<double*>(out), n, distribution, s, a, b);
+        sample_kernel<double><<<blocks, kThreads, 0, stream>>>(static_cast<double*>(out), n, distribution, s, a, b);
     } else {
-        sample_kernel<float><<<blocks, kThreads>>>(static_cast<float*>(out), n, distribution, s, a, b);
+        sample_kernel<float><<<blocks, kThreads, 0, stream>>>(static_cast<float*>(out), n, distribution, s, a, b);
     }
     return cudaGetLastError();
 }

@@ -1,0 +1,17 @@
+// Per-device CUDA state for the g++-compiled files of cuda/: the one stream each device's ops are
+// queued on, and the cuBLAS handle bound to it. Every call first makes `device` current.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <tapeflow/core/device.hpp>
+
+namespace tapeflow::cuda_detail {
+
+/// Makes `device` current and returns its stream (created on first use, non-blocking).
+cudaStream_t stream_for(Device device);
+/// The cuBLAS handle of `device`, bound to its stream.
+cublasHandle_t cublas_for(Device device);
+
+}  // namespace tapeflow::cuda_detail

@@ -1,0 +1,216 @@
+// Registry glue of the shape and indexing ops that only move elements: each is one or a few
+// strided_copy walks (copy_kernels.cu), planned here on the host. Plans address elements; the
+// kernel moves them as words of the dtype's size.
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/dtype_dispatch.hpp"
+#include "ops_cuda.hpp"
+
+namespace tapeflow::cuda_ops {
+namespace {
+
+using cuda_launch::IndexPlan;
+using Dims = std::vector<int64_t>;
+
+// Builds a walk dimension by dimension; out/in are element offsets of the origin.
+struct Walk {
+    IndexPlan<2> plan;
+    int64_t out = 0, in = 0;
+    void add(int64_t size, int64_t out_stride, int64_t in_stride) {
+        if (plan.rank == cuda_launch::kMaxDims) {
+            throw errors::UnimplementedError(fmt::format(
+                "the CUDA copy kernels handle at most {} dimensions", cuda_launch::kMaxDims));
+        }
+        plan.dims[plan.rank] = size;
+        plan.strides[0][plan.rank] = out_stride;
+        plan.strides[1][plan.rank] = in_stride;
+        ++plan.rank;
+    }
+    void run(const KernelContext& ctx, void* out_base, const void* in_base, DType dtype) const {
+        const auto esize = static_cast<int64_t>(dtype_size(dtype));
+        if (plan.rank == 0) {  // a scalar: one element
+            Walk one = *this;
+            one.add(1, 0, 0);
+            return one.run(ctx, out_base, in_base, dtype);
+        }
+        TAPEFLOW_CUDA_CHECK(cuda_launch::strided_copy(
+            static_cast<char*>(out_base) + out * esize, static_cast<const char*>(in_base) + in * esize,
+            static_cast<int>(esize), plan, stream_of(ctx)));
+    }
+};
+
+int64_t product(const Dims& d, std::size_t from, std::size_t to) {
+    int64_t p = 1;
+    for (std::size_t i = from; i < to && i < d.size(); ++i) p *= d[i];
+    return p;
+}
+
+// concat/stack (axis of the output) and split/split_v/unstack (axis of the input): the whole is
+// [outer, total, inner] element-wise, each piece [outer, piece, inner] at a running offset.
+void pieces_kernel(const KernelContext& ctx, bool join) {
+    const Tensor& whole = join ? ctx.outputs[0] : ctx.inputs[0];
+    const auto axis = static_cast<std::size_t>(ctx.attrs.get<int64_t>("axis"));
+    const Dims& dims = whole.shape().dims();
+    const int64_t outer = product(dims, 0, axis);
+    const int64_t total_row = outer == 0 ? 0 : whole.num_elements() / outer;  // total * inner
+    if (whole.num_elements() == 0) return;
+    int64_t offset = 0;
+    const std::size_t count = join ? ctx.inputs.size() : ctx.outputs.size();
+    for (std::size_t i = 0; i < count; ++i) {
+        const Tensor& piece = join ? ctx.inputs[i] : ctx.outputs[i];
+        const int64_t row = piece.num_elements() / outer;
+        if (row == 0) continue;
+        Walk w;
+        w.add(outer, join ? total_row : row, join ? row : total_row);
+        w.add(row, 1, 1);
+        if (join) {
+            w.out = offset;
+            w.run(ctx, ctx.outputs[0].mutable_raw_data(), piece.raw_data(), piece.dtype());
+        } else {
+            w.in = offset;
+            w.run(ctx, piece.mutable_raw_data(), whole.raw_data(), piece.dtype());
+        }
+        offset += row;
+    }
+}
+
+void join_kernel(const KernelContext& ctx) { pieces_kernel(ctx, true); }
+void split_kernel(const KernelContext& ctx) { pieces_kernel(ctx, false); }
+
+void transpose_kernel(const KernelContext& ctx) {
+    const Tensor& x = ctx.inputs[0];
+    const Tensor& y = ctx.outputs[0];
+    if (y.num_elements() == 0) return;
+    const auto& perm = ctx.attrs.get<Dims>("perm");
+    const Dims in_strides = row_major_strides(x.shape().dims());
+    const Dims out_strides = row_major_strides(y.shape().dims());
+    Walk w;
+    for (std::size_t i = 0; i < perm.size(); ++i) {
+        w.add(y.shape().dims()[i], out_strides[i], in_strides[static_cast<std::size_t>(perm[i])]);
+    }
+    w.run(ctx, y.mutable_raw_data(), x.raw_data(), x.dtype());
+}
+
+void broadcast_to_kernel(const KernelContext& ctx) {
+    const Tensor& x = ctx.inputs[0];
+    const Tensor& y = ctx.outputs[0];
+    if (y.num_elements() == 0) return;
+    const Dims& od = y.shape().dims();
+    const Dims& id = x.shape().dims();
+    const Dims in_strides = row_major_strides(id);
+    const Dims out_strides = row_major_strides(od);
+    const std::size_t lead = od.size() - id.size();
+    Walk w;
+    for (std::size_t d = 0; d < od.size(); ++d) {
+        const bool broadcast = d < lead || id[d - lead] == 1;
+        w.add(od[d], out_strides[d], broadcast ? 0 : in_strides[d - lead]);
+    }
+    w.run(ctx, y.mutable_raw_data(), x.raw_data(), x.dtype());
+}
+
+// Output axis i of size m_i * d_i is walked as [m_i, d_i]; the input repeats along m_i.
+void tile_kernel(const KernelContext& ctx) {
+    const Tensor& x = ctx.inputs[0];
+    const Tensor& y = ctx.outputs[0];
+    if (y.num_elements() == 0) return;
+    const auto& multiples = ctx.attrs.get<Dims>("multiples");
+    const Dims& id = x.shape().dims();
+    const Dims in_strides = row_major_strides(id);
+    const Dims out_strides = row_major_strides(y.shape().dims());
+    Walk w;
+    for (std::size_t d = 0; d < id.size(); ++d) {
+        if (multiples[d] != 1) w.add(multiples[d], id[d] * out_strides[d], 0);
+        w.add(id[d], out_strides[d], in_strides[d]);
+    }
+    w.run(ctx, y.mutable_raw_data(), x.raw_data(), x.dtype());
+}
+
+// The elements of `full` at begin + stride * idx (idx < size), in row-major order of the box,
+// against a contiguous `dense` tensor: slice and strided_slice read them, strided_slice_grad
+// writes them.
+Walk box_walk(const Dims& full, const Dims& begin, const Dims& stride, const Dims& size, bool into_full) {
+    const Dims full_strides = row_major_strides(full);
+    const Dims dense_strides = row_major_strides(size);
+    Walk w;
+    int64_t origin = 0;
+    for (std::size_t d = 0; d < full.size(); ++d) {
+        origin += begin[d] * full_strides[d];
+        const int64_t fs = stride[d] * full_strides[d];
+        w.add(size[d], into_full ? fs : dense_strides[d], into_full ? dense_strides[d] : fs);
+    }
+    (into_full ? w.out : w.in) = origin;
+    return w;
+}
+
+void slice_kernel(const KernelContext& ctx) {
+    const Tensor& x = ctx.inputs[0];
+    const Tensor& y = ctx.outputs[0];
+    if (y.num_elements() == 0) return;
+    const Dims& full = x.shape().dims();
+    box_walk(full, ctx.attrs.get<Dims>("begin"), Dims(full.size(), 1), ctx.attrs.get<Dims>("size"), false)
+        .run(ctx, y.mutable_raw_data(), x.raw_data(), x.dtype());
+}
+
+void strided_slice_kernel(const KernelContext& ctx) {
+    const Tensor& x = ctx.inputs[0];
+    const Tensor& y = ctx.outputs[0];
+    if (y.num_elements() == 0) return;
+    box_walk(x.shape().dims(), ctx.attrs.get<Dims>("proc_begin"), ctx.attrs.get<Dims>("proc_strides"),
+             ctx.attrs.get<Dims>("proc_sizes"), false)
+        .run(ctx, y.mutable_raw_data(), x.raw_data(), x.dtype());
+}
+
+void strided_slice_grad_kernel(const KernelContext& ctx) {
+    const Tensor& dy = ctx.inputs[0];
+    const Tensor& out = ctx.outputs[0];
+    if (out.nbytes() == 0) return;
+    TAPEFLOW_CUDA_CHECK(cudaMemsetAsync(out.mutable_raw_data(), 0, out.nbytes(), stream_of(ctx)));
+    if (dy.num_elements() == 0) return;
+    box_walk(out.shape().dims(), ctx.attrs.get<Dims>("proc_begin"), ctx.attrs.get<Dims>("proc_strides"),
+             ctx.attrs.get<Dims>("proc_sizes"), true)
+        .run(ctx, out.mutable_raw_data(), dy.raw_data(), dy.dtype());
+}
+
+// The constant everywhere, then the input into the interior.
+void pad_kernel(const KernelContext& ctx) {
+    const Tensor& x = ctx.inputs[0];
+    const Tensor& y = ctx.outputs[0];
+    if (y.num_elements() == 0) return;
+    uint64_t pattern = 0;
+    visit_dtype(y.dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T value = convert_element<T>(ctx.attrs.get<double>("constant_values"));
+        std::memcpy(&pattern, &value, sizeof(T));
+    });
+    TAPEFLOW_CUDA_CHECK(cuda_launch::fill_bits(y.mutable_raw_data(), y.num_elements(), pattern,
+                                               static_cast<int>(dtype_size(y.dtype())), stream_of(ctx)));
+    if (x.num_elements() == 0) return;
+    const auto& paddings = ctx.attrs.get<Dims>("paddings");
+    const Dims& id = x.shape().dims();
+    const Dims& od = y.shape().dims();
+    Dims begin(id.size());
+    for (std::size_t d = 0; d < id.size(); ++d) begin[d] = paddings[2 * d];
+    box_walk(od, begin, Dims(id.size(), 1), id, true).run(ctx, y.mutable_raw_data(), x.raw_data(), x.dtype());
+}
+
+}  // namespace
+
+void register_array_cuda(KernelRegistry& r) {
+    constexpr auto kCuda = DeviceType::cuda;
+    r.add(Op::transpose, kCuda, transpose_kernel, kAllTypes);
+    r.add(Op::concat, kCuda, join_kernel, kAllTypes);
+    r.add(Op::stack, kCuda, join_kernel, kAllTypes);
+    r.add(Op::unstack, kCuda, split_kernel, kAllTypes);
+    r.add(Op::split, kCuda, split_kernel, kAllTypes);
+    r.add(Op::split_v, kCuda, split_kernel, kAllTypes);
+    r.add(Op::tile, kCuda, tile_kernel, kAllTypes);
+    r.add(Op::broadcast_to, kCuda, broadcast_to_kernel, kAllTypes);
+    r.add(Op::slice, kCuda, slice_kernel, kAllTypes);
+    r.add(Op::strided_slice, kCuda, strided_slice_kernel, kAllTypes);
+    r.add(Op::strided_slice_grad, kCuda, strided_slice_grad_kernel, kAllTypes);
+    r.add(Op::pad, kCuda, pad_kernel, kAllTypes);
+}
+
+}  // namespace tapeflow::cuda_ops
