@@ -81,6 +81,19 @@ cudaError_t cast(Elem from, Elem to, const void* in, void* out, int64_t n, cudaS
 cudaError_t strided_copy(void* out, const void* in, int element_size, const IndexPlan<2>& plan,
                          cudaStream_t stream);
 
+// ---- indexing (index_kernels.cu); the indices are validated by the caller ----
+
+/// gather: params as [batch * outer, n, inner] words of `element_size` bytes, indices (int32 or
+/// int64) as [batch, m]; out[bo, j, c] = params[bo, idx[bo / outer, j], c], `total` output elements.
+cudaError_t gather(const void* params, const void* indices, Elem index_elem, void* out,
+                   int element_size, int64_t total, int64_t outer, int64_t n, int64_t inner,
+                   int64_t m, cudaStream_t stream);
+
+/// one_hot: out as [outer, depth, inner] = (indices[outer, inner] == depth index) ? on : off, with
+/// on/off the bit patterns of the output dtype; indices int32, int64 or uint8.
+cudaError_t one_hot(const void* indices, Elem index_elem, void* out, int element_size, int64_t total,
+                    int64_t depth, int64_t inner, uint64_t on, uint64_t off, cudaStream_t stream);
+
 // ---- reductions and scans (reduce_kernels.cu) ----
 
 enum class Reduce { sum, mean, prod, max, min, any, all };

@@ -19,6 +19,16 @@ std::vector<int64_t> row_major_strides(const std::vector<int64_t>& dims) {
     return strides;
 }
 
+uint64_t value_bits(DType dtype, double value) {
+    uint64_t bits = 0;
+    visit_dtype(dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T converted = convert_element<T>(value);
+        std::memcpy(&bits, &converted, sizeof(T));
+    });
+    return bits;
+}
+
 int sm_count(Device device) {
     static std::array<int, 16> counts{};
     static std::array<std::once_flag, 16> once;
@@ -55,9 +65,8 @@ struct Fallback {
 };
 constexpr DTypeSet kIntMatmul{DType::int32, DType::int64};
 const Fallback kFallbacks[] = {
-    {Op::one_hot, kAllTypes},          {Op::random_shuffle, kAllTypes},
-    {Op::mirror_pad, kAllTypes},       {Op::mirror_pad_grad, kAllTypes},
-    {Op::gather, kAllTypes},           {Op::gather_nd, kAllTypes},
+    {Op::random_shuffle, kAllTypes},   {Op::mirror_pad, kAllTypes},
+    {Op::mirror_pad_grad, kAllTypes},  {Op::gather_nd, kAllTypes},
     {Op::scatter_nd, kAllTypes},       {Op::unsorted_segment_sum, kAllTypes},
     {Op::shape, kAllTypes},            {Op::matmul, kIntMatmul},
     {Op::batch_matmul, kIntMatmul},    {Op::random_uniform, DTypeSet{DType::int32, DType::int64, DType::float16, DType::bfloat16}},
@@ -76,12 +85,7 @@ void identity_kernel(const KernelContext& ctx) {
 // broadcast by element size: one launcher serves every dtype.
 void fill_kernel(const KernelContext& ctx) {
     const Tensor& y = ctx.outputs[0];
-    uint64_t pattern = 0;
-    visit_dtype(y.dtype(), [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        const T value = convert_element<T>(ctx.attrs.get<double>("value"));
-        std::memcpy(&pattern, &value, sizeof(T));
-    });
+    const uint64_t pattern = value_bits(y.dtype(), ctx.attrs.get<double>("value"));
     TAPEFLOW_CUDA_CHECK(cuda_launch::fill_bits(y.mutable_raw_data(), y.num_elements(), pattern,
                                                static_cast<int>(dtype_size(y.dtype())),
                                                stream_of(ctx)));
@@ -122,8 +126,7 @@ void register_cuda_kernels(KernelRegistry& r) {
           kFloatTypes | DTypeSet{DType::int32, DType::int64});
     r.add(Op::random_normal, kCuda, random_kernel<Distribution::normal>, kFloatTypes);
     r.add(Op::truncated_normal, kCuda, random_kernel<Distribution::truncated_normal>, kFloatTypes);
-    for (const Op op : {Op::one_hot, Op::random_shuffle, Op::mirror_pad, Op::gather, Op::gather_nd,
-                        Op::shape}) {
+    for (const Op op : {Op::random_shuffle, Op::mirror_pad, Op::gather_nd, Op::shape}) {
         r.add(op, kCuda, host_fallback, kAllTypes);
     }
     constexpr DTypeSet kSumTypes = kFloatTypes | kIntTypes;

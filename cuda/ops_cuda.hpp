@@ -18,6 +18,9 @@ inline cudaStream_t stream_of(const KernelContext& ctx) { return cuda_detail::st
 /// Row-major element strides of `dims`.
 std::vector<int64_t> row_major_strides(const std::vector<int64_t>& dims);
 
+/// The bit pattern of `value` converted to `dtype` (the CPU's conversion), for the fill kernels.
+uint64_t value_bits(DType dtype, double value);
+
 /// Multiprocessors of `device` (cached).
 int sm_count(Device device);
 

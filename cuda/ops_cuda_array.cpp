@@ -1,11 +1,8 @@
-// Registry glue of the shape and indexing ops that only move elements: each is one or a few
-// strided_copy walks (copy_kernels.cu), planned here on the host. Plans address elements; the
-// kernel moves them as words of the dtype's size.
-#include <cstring>
-
+// Registry glue of the shape and indexing ops that only move elements: most are one or a few
+// strided_copy walks (copy_kernels.cu), planned here on the host; gather and one_hot have their own
+// kernels (index_kernels.cu). Elements move as words of the dtype's size.
 #include <fmt/format.h>
 
-#include "core/dtype_dispatch.hpp"
 #include "ops_cuda.hpp"
 
 namespace tapeflow::cuda_ops {
@@ -178,12 +175,7 @@ void pad_kernel(const KernelContext& ctx) {
     const Tensor& x = ctx.inputs[0];
     const Tensor& y = ctx.outputs[0];
     if (y.num_elements() == 0) return;
-    uint64_t pattern = 0;
-    visit_dtype(y.dtype(), [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        const T value = convert_element<T>(ctx.attrs.get<double>("constant_values"));
-        std::memcpy(&pattern, &value, sizeof(T));
-    });
+    const uint64_t pattern = value_bits(y.dtype(), ctx.attrs.get<double>("constant_values"));
     TAPEFLOW_CUDA_CHECK(cuda_launch::fill_bits(y.mutable_raw_data(), y.num_elements(), pattern,
                                                static_cast<int>(dtype_size(y.dtype())), stream_of(ctx)));
     if (x.num_elements() == 0) return;
@@ -193,6 +185,58 @@ void pad_kernel(const KernelContext& ctx) {
     Dims begin(id.size());
     for (std::size_t d = 0; d < id.size(); ++d) begin[d] = paddings[2 * d];
     box_walk(od, begin, Dims(id.size(), 1), id, true).run(ctx, y.mutable_raw_data(), x.raw_data(), x.dtype());
+}
+
+// Indices are checked on a host copy (a synchronization, as on TensorFlow's CPU path); a bad one
+// sends the op through the host fallback, whose CPU kernel raises the CPU's error message.
+template <class I>
+bool indices_in_range(const Tensor& host_indices, int64_t n) {
+    const I* p = static_cast<const I*>(host_indices.raw_data());
+    for (int64_t i = 0; i < host_indices.num_elements(); ++i) {
+        if (p[i] < 0 || static_cast<int64_t>(p[i]) >= n) return false;
+    }
+    return true;
+}
+
+void gather_kernel(const KernelContext& ctx) {
+    const Tensor& params = ctx.inputs[0];
+    const Tensor& indices = ctx.inputs[1];
+    const Tensor& out = ctx.outputs[0];
+    const auto axis = static_cast<std::size_t>(ctx.attrs.get<int64_t>("axis"));
+    const auto batch_dims = static_cast<std::size_t>(ctx.attrs.get<int64_t>("batch_dims"));
+    const Dims& p = params.shape().dims();
+    const int64_t batch = product(p, 0, batch_dims);
+    const int64_t outer = product(p, batch_dims, axis);
+    const int64_t n = p[axis];
+    const int64_t inner = product(p, axis + 1, p.size());
+    const int64_t m = batch == 0 ? 0 : indices.num_elements() / batch;
+    const bool is64 = indices.dtype() == DType::int64;
+    const Tensor host = indices.cpu();
+    if (!(is64 ? indices_in_range<int64_t>(host, n) : indices_in_range<int32_t>(host, n))) {
+        return host_fallback(ctx);
+    }
+    if (out.num_elements() == 0 || inner == 0 || m == 0) return;
+    TAPEFLOW_CUDA_CHECK(cuda_launch::gather(params.raw_data(), indices.raw_data(),
+                                            elem_of(indices.dtype()), out.mutable_raw_data(),
+                                            static_cast<int>(dtype_size(params.dtype())),
+                                            out.num_elements(), outer, n, inner, m, stream_of(ctx)));
+}
+
+void one_hot_kernel(const KernelContext& ctx) {
+    const Tensor& indices = ctx.inputs[0];
+    const Tensor& y = ctx.outputs[0];
+    const DType idt = indices.dtype();
+    if (idt != DType::int32 && idt != DType::int64 && idt != DType::uint8) return host_fallback(ctx);
+    if (y.num_elements() == 0) return;
+    const auto depth = ctx.attrs.get<int64_t>("depth");
+    const auto axis = ctx.attrs.get<int64_t>("axis");
+    int64_t inner = 1;
+    for (int64_t d = axis; d < indices.rank(); ++d) inner *= indices.shape().dims()[static_cast<std::size_t>(d)];
+    const uint64_t on = value_bits(y.dtype(), ctx.attrs.get<double>("on_value"));
+    const uint64_t off = value_bits(y.dtype(), ctx.attrs.get<double>("off_value"));
+    TAPEFLOW_CUDA_CHECK(cuda_launch::one_hot(indices.raw_data(), elem_of(idt), y.mutable_raw_data(),
+                                             static_cast<int>(dtype_size(y.dtype())), y.num_elements(),
+                                             depth, inner, on, off, stream_of(ctx)));
 }
 
 }  // namespace
@@ -211,6 +255,8 @@ void register_array_cuda(KernelRegistry& r) {
     r.add(Op::strided_slice, kCuda, strided_slice_kernel, kAllTypes);
     r.add(Op::strided_slice_grad, kCuda, strided_slice_grad_kernel, kAllTypes);
     r.add(Op::pad, kCuda, pad_kernel, kAllTypes);
+    r.add(Op::gather, kCuda, gather_kernel, kAllTypes);
+    r.add(Op::one_hot, kCuda, one_hot_kernel, kAllTypes);
 }
 
 }  // namespace tapeflow::cuda_ops

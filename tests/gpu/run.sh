@@ -17,7 +17,12 @@ note() { echo "$*" | tee -a "$summary"; }
 
 if [[ -f "$here/BUNDLE" ]]; then
     bin="$here/bin"
-    export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib:$here/lib-cuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    libdir="$here/lib"
+    if [[ ! -d "$libdir" && -f "$here/lib.tar.gz" ]]; then
+        libdir="$(mktemp -d)/lib"
+        tar -C "$(dirname "$libdir")" -xzf "$here/lib.tar.gz"
+    fi
+    export LD_LIBRARY_PATH="$libdir:/usr/local/cuda/lib64:/usr/local/cuda/lib:$here/lib-cuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     export TAPEFLOW_GOLDEN_DIR="$here/golden"
     test_gpu="$bin/test_gpu"; bench_gpu="$bin/bench_gpu"; cpu_tests=("$bin"/test_core "$bin"/test_ops "$bin"/test_autograd)
     note "mode: bundle ($here)"

@@ -149,7 +149,9 @@ std::vector<Case> all_cases() {
     }
     c.push_back({"fill", {Op::fill}, {}, kAll, [](const V&) { return V{tf::fill({3, 5}, 2.5, tf::float32)}; }, false});
     c.push_back({"one_hot", {Op::one_hot}, {{{7}, Kind::index4, tf::int32}}, kF32,
-                 [](const V& x) { return V{tf::one_hot(x[0], 4)}; }, false});
+                 [](const V& x) {
+                     return V{tf::one_hot(x[0], 4), tf::one_hot(x[0], 3, 2, -1, 0, tf::int64)};
+                 }, false});
     for (tf::DType d : {tf::float32, tf::float64}) {
         c.push_back({"random/" + std::string(tf::dtype_name(d)),
                      {Op::random_uniform, Op::random_normal, Op::truncated_normal}, {}, {d},
@@ -275,7 +277,7 @@ std::vector<Case> all_cases() {
     c.push_back({"mirror_pad", {Op::mirror_pad, Op::mirror_pad_grad}, {{{3, 4}}}, kNums,
                  [](const V& x) { return V{tf::pad(x[0], {{1, 2}, {2, 1}}, "REFLECT")}; }, true});
     c.push_back({"gather", {Op::gather}, {{{4, 5}}, {{6}, Kind::index4, tf::int32}}, kAll,
-                 [](const V& x) { return V{tf::gather(x[0], x[1])}; }, true});
+                 [](const V& x) { return V{tf::gather(x[0], x[1]), tf::gather(x[0], x[1], 1)}; }, true});
     c.push_back({"gather_nd", {Op::gather_nd}, {{{4, 3, 2}}, {{5, 2}, Kind::index3, tf::int64}}, kAll,
                  [](const V& x) { return V{tf::gather_nd(x[0], x[1])}; }, true});
     c.push_back({"scatter_nd", {Op::scatter_nd}, {{{5, 1}, Kind::index4, tf::int32}, {{5, 3}}}, kNums,

@@ -1,0 +1,101 @@
+// CUDA kernels of gather and one_hot: one thread per output element, elements moved as words of
+// the dtype's size. Index validation happens on the host before the launch (ops_cuda_array.cpp).
+#include "device_common.cuh"
+
+namespace tapeflow::cuda_launch {
+namespace {
+
+// out[((bo * m) + j) * inner + c] = params[(bo * n + idx[b * m + j]) * inner + c], b = bo / outer.
+template <class E, class I>
+__global__ void gather_kernel(const E* params, const I* idx, E* out, int64_t total, int64_t outer,
+                              int64_t n, int64_t inner, int64_t m) {
+    const int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (e >= total) return;
+    const int64_t c = e % inner;
+    const int64_t r = e / inner;
+    const int64_t j = r % m;
+    const int64_t bo = r / m;
+    const int64_t b = bo / outer;
+    out[e] = params[(bo * n + static_cast<int64_t>(idx[b * m + j])) * inner + c];
+}
+
+template <class E>
+cudaError_t gather_typed(const void* params, const void* indices, Elem index_elem, void* out,
+                         int64_t total, int64_t outer, int64_t n, int64_t inner, int64_t m,
+                         cudaStream_t stream) {
+    const unsigned blocks = blocks_for(total, 1);
+    if (index_elem == Elem::i64) {
+        gather_kernel<E, int64_t><<<blocks, kThreads, 0, stream>>>(
+            static_cast<const E*>(params), static_cast<const int64_t*>(indices), static_cast<E*>(out),
+            total, outer, n, inner, m);
+    } else {
+        gather_kernel<E, int32_t><<<blocks, kThreads, 0, stream>>>(
+            static_cast<const E*>(params), static_cast<const int32_t*>(indices), static_cast<E*>(out),
+            total, outer, n, inner, m);
+    }
+    return cudaGetLastError();
+}
+
+template <class E, class I>
+__global__ void one_hot_kernel(const I* idx, E* out, int64_t total, int64_t depth, int64_t inner,
+                               E on, E off) {
+    const int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (e >= total) return;
+    const int64_t i = e % inner;
+    const int64_t t = e / inner;
+    const int64_t k = t % depth;
+    const int64_t o = t / depth;
+    out[e] = static_cast<int64_t>(idx[o * inner + i]) == k ? on : off;
+}
+
+template <class E>
+cudaError_t one_hot_typed(const void* indices, Elem index_elem, void* out, int64_t total,
+                          int64_t depth, int64_t inner, uint64_t on, uint64_t off,
+                          cudaStream_t stream) {
+    const unsigned blocks = blocks_for(total, 1);
+    auto* o = static_cast<E*>(out);
+    const auto e_on = static_cast<E>(on);
+    const auto e_off = static_cast<E>(off);
+    switch (index_elem) {
+        case Elem::i64:
+            one_hot_kernel<E, int64_t><<<blocks, kThreads, 0, stream>>>(
+                static_cast<const int64_t*>(indices), o, total, depth, inner, e_on, e_off);
+            break;
+        case Elem::i32:
+            one_hot_kernel<E, int32_t><<<blocks, kThreads, 0, stream>>>(
+                static_cast<const int32_t*>(indices), o, total, depth, inner, e_on, e_off);
+            break;
+        default:
+            one_hot_kernel<E, uint8_t><<<blocks, kThreads, 0, stream>>>(
+                static_cast<const uint8_t*>(indices), o, total, depth, inner, e_on, e_off);
+            break;
+    }
+    return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t gather(const void* params, const void* indices, Elem index_elem, void* out,
+                   int element_size, int64_t total, int64_t outer, int64_t n, int64_t inner,
+                   int64_t m, cudaStream_t stream) {
+    if (total == 0) return cudaSuccess;
+    switch (element_size) {
+        case 1: return gather_typed<uint8_t>(params, indices, index_elem, out, total, outer, n, inner, m, stream);
+        case 2: return gather_typed<uint16_t>(params, indices, index_elem, out, total, outer, n, inner, m, stream);
+        case 4: return gather_typed<uint32_t>(params, indices, index_elem, out, total, outer, n, inner, m, stream);
+        default: return gather_typed<uint64_t>(params, indices, index_elem, out, total, outer, n, inner, m, stream);
+    }
+}
+
+cudaError_t one_hot(const void* indices, Elem index_elem, void* out, int element_size, int64_t total,
+                    int64_t depth, int64_t inner, uint64_t on, uint64_t off, cudaStream_t stream) {
+    if (total == 0) return cudaSuccess;
+    switch (element_size) {
+        case 1: return one_hot_typed<uint8_t>(indices, index_elem, out, total, depth, inner, on, off, stream);
+        case 2: return one_hot_typed<uint16_t>(indices, index_elem, out, total, depth, inner, on, off, stream);
+        case 4: return one_hot_typed<uint32_t>(indices, index_elem, out, total, depth, inner, on, off, stream);
+        default: return one_hot_typed<uint64_t>(indices, index_elem, out, total, depth, inner, on, off, stream);
+    }
+}
+
+}  // namespace tapeflow::cuda_launch
