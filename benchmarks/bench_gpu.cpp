@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <string>
 
@@ -106,7 +107,7 @@ double cublas_direct(int n, cudaDataType_t type, int reps) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
     const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
     if (!tf::cuda::is_available()) {
         std::printf("SKIP: no usable CUDA GPU\n");
@@ -171,4 +172,13 @@ int main(int argc, char** argv) {
     std::printf("launch_overhead add_1_element_then_read: %.2f us per op (includes a device->host copy)\n",
                 per_sync * 1e6);
     return 0;
+}
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) {
+        std::printf("bench_gpu FAILED: %s\n", e.what());
+        return 1;
+    }
 }

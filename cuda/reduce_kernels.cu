@@ -104,6 +104,7 @@ __global__ void reduce_rows_kernel(const T* in, T* out, typename Reducer<K, T>::
     const int64_t r0 = c * chunk;
     const int64_t r1 = r0 + chunk < n_red ? r0 + chunk : n_red;
     typename R::L acc = R::identity();
+#pragma unroll 4
     for (int64_t r = r0 + threadIdx.x; r < r1; r += kThreads) {
         acc = R::combine(acc, R::lane(row[sub_offset(plan, kept_rank, plan.rank, r)]));
     }
@@ -156,7 +157,8 @@ Shape2 shape_of(const IndexPlan<1>& plan, int kept_rank) {
 
 int64_t chunks_for(const Shape2& s, int sm_count) {
     if (!s.rows) return 1;
-    const int64_t want = (4 * static_cast<int64_t>(sm_count) + s.n_out - 1) / s.n_out;
+    // About 8 blocks per SM: enough loads in flight to approach the memory bandwidth.
+    const int64_t want = (8 * static_cast<int64_t>(sm_count) + s.n_out - 1) / s.n_out;
     const int64_t most = (s.n_red + kThreads * 16 - 1) / (kThreads * 16);  // >= 16 per thread
     int64_t chunks = want < most ? want : most;
     if (chunks > 1024) chunks = 1024;
