@@ -1,5 +1,7 @@
-// CUDA kernels of gather and one_hot: one thread per output element, elements moved as words of
-// the dtype's size. Index validation happens on the host before the launch (ops_cuda_array.cpp).
+// CUDA kernels of gather (also gather_nd, through row ids), one_hot and the segment sums
+// (unsorted_segment_sum, scatter_nd): one thread per element. Index validation happens on the host
+// before the launch (ops_cuda_array.cpp). Segment sums add with atomics, so the order of the
+// additions (and the last bits of float sums) may differ from the CPU's.
 #include "device_common.cuh"
 
 namespace tapeflow::cuda_launch {
@@ -73,7 +75,50 @@ cudaError_t one_hot_typed(const void* indices, Elem index_elem, void* out, int64
     return cudaGetLastError();
 }
 
+__device__ __forceinline__ void atomic_add(float* p, float v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(double* p, double v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(int32_t* p, int32_t v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(int64_t* p, int64_t v) {  // wraps like the CPU's sum
+    atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+}
+
+// acc[ids[e / width] * width + e % width] += data[e]; ids outside [0, rows) are dropped.
+template <class T, class A, class I>
+__global__ void segment_sum_kernel(const T* data, const I* ids, A* acc, int64_t total,
+                                   int64_t width, int64_t rows) {
+    const int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (e >= total) return;
+    const int64_t r = e / width;
+    const auto id = static_cast<int64_t>(ids[r]);
+    if (id < 0 || id >= rows) return;
+    atomic_add(acc + id * width + (e - r * width), static_cast<A>(load(data[e])));
+}
+
 }  // namespace
+
+cudaError_t segment_sum(Elem elem, const void* data, const void* ids, Elem id_elem, void* acc,
+                        int64_t total, int64_t width, int64_t rows, cudaStream_t stream) {
+    if (total == 0 || width == 0) return cudaSuccess;
+    return visit_elem(elem, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, uint8_t>) {
+            return cudaErrorInvalidValue;
+        } else {
+            using A = compute_t<T>;
+            const unsigned blocks = blocks_for(total, 1);
+            if (id_elem == Elem::i64) {
+                segment_sum_kernel<T, A, int64_t><<<blocks, kThreads, 0, stream>>>(
+                    static_cast<const T*>(data), static_cast<const int64_t*>(ids), static_cast<A*>(acc),
+                    total, width, rows);
+            } else {
+                segment_sum_kernel<T, A, int32_t><<<blocks, kThreads, 0, stream>>>(
+                    static_cast<const T*>(data), static_cast<const int32_t*>(ids), static_cast<A*>(acc),
+                    total, width, rows);
+            }
+            return cudaGetLastError();
+        }
+    });
+}
 
 cudaError_t gather(const void* params, const void* indices, Elem index_elem, void* out,
                    int element_size, int64_t total, int64_t outer, int64_t n, int64_t inner,

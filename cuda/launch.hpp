@@ -94,6 +94,12 @@ cudaError_t gather(const void* params, const void* indices, Elem index_elem, voi
 cudaError_t one_hot(const void* indices, Elem index_elem, void* out, int element_size, int64_t total,
                     int64_t depth, int64_t inner, uint64_t on, uint64_t off, cudaStream_t stream);
 
+/// Segment sum: acc[ids[r], c] += data[r, c] for rows r of `width` elements (total = rows of data
+/// x width), ids (int32 or int64) outside [0, rows) dropped. `acc` is zeroed by the caller and has
+/// the compute type (float for the 16-bit floats, else the data's type; not uint8 or bool).
+cudaError_t segment_sum(Elem elem, const void* data, const void* ids, Elem id_elem, void* acc,
+                        int64_t total, int64_t width, int64_t rows, cudaStream_t stream);
+
 // ---- reductions and scans (reduce_kernels.cu) ----
 
 enum class Reduce { sum, mean, prod, max, min, any, all };

@@ -66,8 +66,8 @@ struct Fallback {
 constexpr DTypeSet kIntMatmul{DType::int32, DType::int64};
 const Fallback kFallbacks[] = {
     {Op::random_shuffle, kAllTypes},   {Op::mirror_pad, kAllTypes},
-    {Op::mirror_pad_grad, kAllTypes},  {Op::gather_nd, kAllTypes},
-    {Op::scatter_nd, kAllTypes},       {Op::unsorted_segment_sum, kAllTypes},
+    {Op::mirror_pad_grad, kAllTypes},  {Op::scatter_nd, DTypeSet{DType::uint8}},
+    {Op::unsorted_segment_sum, DTypeSet{DType::uint8}},
     {Op::shape, kAllTypes},            {Op::matmul, kIntMatmul},
     {Op::batch_matmul, kIntMatmul},    {Op::random_uniform, DTypeSet{DType::int32, DType::int64, DType::float16, DType::bfloat16}},
     {Op::random_normal, DTypeSet{DType::float16, DType::bfloat16}},
@@ -126,13 +126,10 @@ void register_cuda_kernels(KernelRegistry& r) {
           kFloatTypes | DTypeSet{DType::int32, DType::int64});
     r.add(Op::random_normal, kCuda, random_kernel<Distribution::normal>, kFloatTypes);
     r.add(Op::truncated_normal, kCuda, random_kernel<Distribution::truncated_normal>, kFloatTypes);
-    for (const Op op : {Op::random_shuffle, Op::mirror_pad, Op::gather_nd, Op::shape}) {
+    for (const Op op : {Op::random_shuffle, Op::mirror_pad, Op::shape}) {
         r.add(op, kCuda, host_fallback, kAllTypes);
     }
-    constexpr DTypeSet kSumTypes = kFloatTypes | kIntTypes;
-    for (const Op op : {Op::mirror_pad_grad, Op::scatter_nd, Op::unsorted_segment_sum}) {
-        r.add(op, kCuda, host_fallback, kSumTypes);
-    }
+    r.add(Op::mirror_pad_grad, kCuda, host_fallback, kFloatTypes | kIntTypes);
     register_elementwise_cuda(r);
     register_reduce_cuda(r);
     register_array_cuda(r);

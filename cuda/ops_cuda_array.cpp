@@ -1,6 +1,10 @@
 // Registry glue of the shape and indexing ops that only move elements: most are one or a few
 // strided_copy walks (copy_kernels.cu), planned here on the host; gather and one_hot have their own
-// kernels (index_kernels.cu). Elements move as words of the dtype's size.
+// kernels (index_kernels.cu), gather_nd runs as a gather of rows, scatter_nd and
+// unsorted_segment_sum as atomic segment sums. Elements move as words of the dtype's size.
+#include <cstring>
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "ops_cuda.hpp"
@@ -222,6 +226,116 @@ void gather_kernel(const KernelContext& ctx) {
                                             out.num_elements(), outer, n, inner, m, stream_of(ctx)));
 }
 
+// Host row ids uploaded to the kernel's device (int64).
+Tensor upload_ids(const std::vector<int64_t>& ids, Device device) {
+    Tensor host = Tensor::empty(Shape{static_cast<int64_t>(ids.size())}, DType::int64);
+    if (!ids.empty()) std::memcpy(host.mutable_raw_data(), ids.data(), ids.size() * sizeof(int64_t));
+    return host.to(device);
+}
+
+// Row id of each index tuple of `indices` ([tuples, k], on the host) into `extent` (k dims), or
+// nullopt when one is out of range.
+template <class I>
+std::optional<std::vector<int64_t>> tuple_rows(const Tensor& host_indices, const Dims& extent) {
+    const auto k = static_cast<int64_t>(extent.size());
+    const int64_t tuples = k == 0 ? 0 : host_indices.num_elements() / k;
+    const I* idx = static_cast<const I*>(host_indices.raw_data());
+    std::vector<int64_t> rows(static_cast<std::size_t>(tuples));
+    for (int64_t t = 0; t < tuples; ++t) {
+        int64_t row = 0;
+        for (int64_t d = 0; d < k; ++d) {
+            const auto v = static_cast<int64_t>(idx[t * k + d]);
+            if (v < 0 || v >= extent[static_cast<std::size_t>(d)]) return std::nullopt;
+            row = row * extent[static_cast<std::size_t>(d)] + v;
+        }
+        rows[static_cast<std::size_t>(t)] = row;
+    }
+    return rows;
+}
+
+std::optional<std::vector<int64_t>> tuple_rows(const Tensor& indices, const Dims& extent) {
+    const Tensor host = indices.cpu();
+    return indices.dtype() == DType::int64 ? tuple_rows<int64_t>(host, extent)
+                                           : tuple_rows<int32_t>(host, extent);
+}
+
+// gather_nd as a gather of slices by row id: tuple t of batch b reads slice
+// b * per_batch + (its row within the batch's [P1..PK] block).
+void gather_nd_kernel(const KernelContext& ctx) {
+    const Tensor& params = ctx.inputs[0];
+    const Tensor& indices = ctx.inputs[1];
+    const Tensor& out = ctx.outputs[0];
+    const auto batch_dims = static_cast<std::size_t>(ctx.attrs.get<int64_t>("batch_dims"));
+    const Dims& p = params.shape().dims();
+    const auto k = static_cast<std::size_t>(indices.shape().dims().back());
+    const int64_t batch = product(p, 0, batch_dims);
+    const int64_t per_batch = product(p, batch_dims, batch_dims + k);
+    const int64_t slice = product(p, batch_dims + k, p.size());
+    std::optional<std::vector<int64_t>> rows =
+        tuple_rows(indices, Dims(p.begin() + static_cast<std::ptrdiff_t>(batch_dims),
+                                 p.begin() + static_cast<std::ptrdiff_t>(batch_dims + k)));
+    if (!rows) return host_fallback(ctx);  // the CPU kernel raises the error
+    const auto tuples = static_cast<int64_t>(rows->size());
+    if (k == 0 || out.num_elements() == 0 || slice == 0 || tuples == 0) {
+        if (k == 0 && out.num_elements() != 0) return host_fallback(ctx);  // whole-params copies
+        return;
+    }
+    const int64_t m = batch == 0 ? 0 : tuples / batch;
+    for (int64_t t = 0; t < tuples; ++t) (*rows)[static_cast<std::size_t>(t)] += (t / m) * per_batch;
+    const Tensor ids = upload_ids(*rows, ctx.device);
+    TAPEFLOW_CUDA_CHECK(cuda_launch::gather(params.raw_data(), ids.raw_data(), cuda_launch::Elem::i64,
+                                            out.mutable_raw_data(),
+                                            static_cast<int>(dtype_size(params.dtype())),
+                                            out.num_elements(), 1, batch * per_batch, slice, tuples,
+                                            stream_of(ctx)));
+}
+
+// out = 0, then out[ids[r]] += data[r] (rows of `width`); 16-bit floats sum in a float32 buffer.
+void segment_sum_into(const KernelContext& ctx, const Tensor& data, const void* ids,
+                      cuda_launch::Elem id_elem, int64_t n, int64_t width, int64_t rows,
+                      const Tensor& out) {
+    if (out.num_elements() == 0) return;
+    cudaStream_t stream = stream_of(ctx);
+    const bool half = out.dtype() == DType::float16 || out.dtype() == DType::bfloat16;
+    const Tensor acc = half ? Tensor::empty(out.shape(), DType::float32, ctx.device) : out;
+    TAPEFLOW_CUDA_CHECK(cudaMemsetAsync(acc.mutable_raw_data(), 0, acc.nbytes(), stream));
+    TAPEFLOW_CUDA_CHECK(cuda_launch::segment_sum(elem_of(data.dtype()), data.raw_data(), ids, id_elem,
+                                                 acc.mutable_raw_data(), n * width, width, rows, stream));
+    if (half) {
+        TAPEFLOW_CUDA_CHECK(cuda_launch::cast(cuda_launch::Elem::f32, elem_of(out.dtype()),
+                                              acc.raw_data(), out.mutable_raw_data(),
+                                              out.num_elements(), stream));
+    }
+}
+
+void unsorted_segment_sum_kernel(const KernelContext& ctx) {
+    const Tensor& data = ctx.inputs[0];
+    const Tensor& ids = ctx.inputs[1];
+    const Tensor& out = ctx.outputs[0];
+    if (data.dtype() == DType::uint8) return host_fallback(ctx);  // no byte atomics
+    const int64_t n = ids.num_elements();
+    const Dims& od = out.shape().dims();
+    const int64_t width = n == 0 ? product(od, 1, od.size()) : data.num_elements() / n;
+    segment_sum_into(ctx, data, ids.raw_data(), elem_of(ids.dtype()), n, width,
+                     ctx.attrs.get<int64_t>("num_segments"), out);
+}
+
+void scatter_nd_kernel(const KernelContext& ctx) {
+    const Tensor& indices = ctx.inputs[0];
+    const Tensor& updates = ctx.inputs[1];
+    const Tensor& out = ctx.outputs[0];
+    if (out.dtype() == DType::uint8) return host_fallback(ctx);
+    const Dims& s = out.shape().dims();
+    const auto k = static_cast<std::size_t>(indices.shape().dims().back());
+    if (k == 0) return host_fallback(ctx);
+    std::optional<std::vector<int64_t>> rows =
+        tuple_rows(indices, Dims(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(k)));
+    if (!rows) return host_fallback(ctx);  // the CPU kernel raises the error
+    const Tensor ids = upload_ids(*rows, ctx.device);
+    segment_sum_into(ctx, updates, ids.raw_data(), cuda_launch::Elem::i64,
+                     static_cast<int64_t>(rows->size()), product(s, k, s.size()), product(s, 0, k), out);
+}
+
 void one_hot_kernel(const KernelContext& ctx) {
     const Tensor& indices = ctx.inputs[0];
     const Tensor& y = ctx.outputs[0];
@@ -257,6 +371,10 @@ void register_array_cuda(KernelRegistry& r) {
     r.add(Op::pad, kCuda, pad_kernel, kAllTypes);
     r.add(Op::gather, kCuda, gather_kernel, kAllTypes);
     r.add(Op::one_hot, kCuda, one_hot_kernel, kAllTypes);
+    r.add(Op::gather_nd, kCuda, gather_nd_kernel, kAllTypes);
+    constexpr DTypeSet kSumTypes = kFloatTypes | kIntTypes;
+    r.add(Op::unsorted_segment_sum, kCuda, unsorted_segment_sum_kernel, kSumTypes);
+    r.add(Op::scatter_nd, kCuda, scatter_nd_kernel, kSumTypes);
 }
 
 }  // namespace tapeflow::cuda_ops

@@ -280,10 +280,14 @@ std::vector<Case> all_cases() {
                  [](const V& x) { return V{tf::gather(x[0], x[1]), tf::gather(x[0], x[1], 1)}; }, true});
     c.push_back({"gather_nd", {Op::gather_nd}, {{{4, 3, 2}}, {{5, 2}, Kind::index3, tf::int64}}, kAll,
                  [](const V& x) { return V{tf::gather_nd(x[0], x[1])}; }, true});
+    c.push_back({"gather_nd/batch", {Op::gather_nd}, {{{4, 3, 2}}, {{4, 1}, Kind::index3, tf::int32}}, kAll,
+                 [](const V& x) { return V{tf::gather_nd(x[0], x[1], 1)}; }, true});
     c.push_back({"scatter_nd", {Op::scatter_nd}, {{{5, 1}, Kind::index4, tf::int32}, {{5, 3}}}, kNums,
                  [](const V& x) { return V{tf::scatter_nd(x[0], x[1], {4, 3})}; }, true});
     c.push_back({"unsorted_segment_sum", {Op::unsorted_segment_sum}, {{{6, 3}}, {{6}, Kind::index4, tf::int32}}, kNums,
-                 [](const V& x) { return V{tf::unsorted_segment_sum(x[0], x[1], 4)}; }, true});
+                 [](const V& x) {  // with 3 segments, the rows of id 3 are dropped
+                     return V{tf::unsorted_segment_sum(x[0], x[1], 4), tf::unsorted_segment_sum(x[0], x[1], 3)};
+                 }, true});
     return c;
 }
 
