@@ -14,17 +14,22 @@ __global__ void sample_kernel(T* out, int64_t n, Distribution distribution, phil
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const auto index = static_cast<uint64_t>(i);
+    // a + b * x with explicitly rounded operations: nvcc would contract it into one fma, and the
+    // CPU (ISO C++: no contraction) rounds the product and the sum separately.
     switch (distribution) {
         case Distribution::uniform:
             if constexpr (sizeof(T) == 8) {
-                out[i] = a + b * philox::uniform_double_at(s, index);
+                out[i] = __dadd_rn(a, __dmul_rn(b, philox::uniform_double_at(s, index)));
             } else {  // float32 computes in float, like the CPU kernel
-                out[i] = static_cast<float>(a) + static_cast<float>(b) * philox::uniform_float_at(s, index);
+                out[i] = __fadd_rn(static_cast<float>(a),
+                                   __fmul_rn(static_cast<float>(b), philox::uniform_float_at(s, index)));
             }
             break;
-        case Distribution::normal: out[i] = static_cast<T>(a + b * philox::normal_at(s, index)); break;
+        case Distribution::normal:
+            out[i] = static_cast<T>(__dadd_rn(a, __dmul_rn(b, philox::normal_at(s, index))));
+            break;
         case Distribution::truncated_normal:
-            out[i] = static_cast<T>(a + b * philox::truncated_normal_at(s, index));
+            out[i] = static_cast<T>(__dadd_rn(a, __dmul_rn(b, philox::truncated_normal_at(s, index))));
             break;
     }
 }
