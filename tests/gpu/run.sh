@@ -26,6 +26,17 @@ if [[ -f "$here/BUNDLE" ]]; then
     export TAPEFLOW_GOLDEN_DIR="$here/golden"
     test_gpu="$bin/test_gpu"; bench_gpu="$bin/bench_gpu"; cpu_tests=("$bin"/test_core "$bin"/test_ops "$bin"/test_autograd)
     note "mode: bundle ($here)"
+    # Libraries the machine lacks where expected (e.g. cuBLAS in a pip wheel): look for them.
+    for missing in $(ldd "$test_gpu" "$bench_gpu" 2>/dev/null | awk '/not found/ {print $1}' | sort -u); do
+        found=$(find /usr/local /opt /usr/lib /usr/lib64 -maxdepth 9 -name "$missing" 2>/dev/null | head -1)
+        if [[ -n $found ]]; then
+            LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$(dirname "$found")"
+            note "library $missing: using $found"
+        else
+            note "library $missing: NOT FOUND"
+        fi
+    done
+    export LD_LIBRARY_PATH
 else
     root=$(cd "$here/../.." && pwd)
     build=${TAPEFLOW_BUILD_DIR:-$root/build-gpu}
