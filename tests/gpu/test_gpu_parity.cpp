@@ -367,6 +367,8 @@ TEST_CASE("every op gives the CPU's results on the GPU", "[gpu][parity]") {
             const std::string name = k.name + "/" + std::string(tf::dtype_name(dtype));
             if (!selected(name)) continue;
             ++ran;
+            std::printf("case %s\n", name.c_str());  // the last line names the culprit of a crash
+            std::fflush(stdout);
             try {
                 std::mt19937_64 rng(std::hash<std::string>{}(name));
                 std::vector<Tensor> inputs;
