@@ -100,6 +100,18 @@ cudaError_t one_hot(const void* indices, Elem index_elem, void* out, int element
 cudaError_t segment_sum(Elem elem, const void* data, const void* ids, Elem id_elem, void* acc,
                         int64_t total, int64_t width, int64_t rows, cudaStream_t stream);
 
+/// mirror_pad: out (dims out_dims, row-major) from in (in_dims); along each axis, output index o
+/// reads input index o - before mirrored into range (offset 1: REFLECT, 0: SYMMETRIC).
+struct MirrorPlan {
+    int rank = 0;
+    int offset = 0;
+    int64_t out_dims[kMaxDims] = {};
+    int64_t in_dims[kMaxDims] = {};
+    int64_t before[kMaxDims] = {};
+};
+cudaError_t mirror_pad(void* out, const void* in, int element_size, int64_t n, const MirrorPlan& plan,
+                       cudaStream_t stream);
+
 // ---- reductions and scans (reduce_kernels.cu) ----
 
 enum class Reduce { sum, mean, prod, max, min, any, all };

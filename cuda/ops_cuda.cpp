@@ -65,10 +65,10 @@ struct Fallback {
 };
 constexpr DTypeSet kIntMatmul{DType::int32, DType::int64};
 const Fallback kFallbacks[] = {
-    {Op::random_shuffle, kAllTypes},   {Op::mirror_pad, kAllTypes},
-    {Op::mirror_pad_grad, kAllTypes},  {Op::scatter_nd, DTypeSet{DType::uint8}},
+    {Op::random_shuffle, kAllTypes},   {Op::mirror_pad_grad, kAllTypes},
+    {Op::scatter_nd, DTypeSet{DType::uint8}},
     {Op::unsorted_segment_sum, DTypeSet{DType::uint8}},
-    {Op::shape, kAllTypes},            {Op::matmul, kIntMatmul},
+    {Op::matmul, kIntMatmul},
     {Op::batch_matmul, kIntMatmul},    {Op::random_uniform, DTypeSet{DType::int32, DType::int64, DType::float16, DType::bfloat16}},
     {Op::random_normal, DTypeSet{DType::float16, DType::bfloat16}},
     {Op::truncated_normal, DTypeSet{DType::float16, DType::bfloat16}},
@@ -89,6 +89,17 @@ void fill_kernel(const KernelContext& ctx) {
     TAPEFLOW_CUDA_CHECK(cuda_launch::fill_bits(y.mutable_raw_data(), y.num_elements(), pattern,
                                                static_cast<int>(dtype_size(y.dtype())),
                                                stream_of(ctx)));
+}
+
+// The dims live on the host: written there and copied up (the input's data is never read).
+// tf::shape() builds GPU results itself; this entry serves direct apply() calls.
+void shape_kernel(const KernelContext& ctx) {
+    const auto& dims = ctx.inputs[0].shape().dims();
+    const Tensor& y = ctx.outputs[0];
+    const std::vector<int32_t> host(dims.begin(), dims.end());
+    if (y.nbytes() != host.size() * sizeof(int32_t)) return host_fallback(ctx);
+    find_backend(DeviceType::cuda)->copy(y.mutable_raw_data(), ctx.device, host.data(), Device::cpu(),
+                                         y.nbytes());
 }
 
 template <cuda_launch::Distribution D>
@@ -126,9 +137,8 @@ void register_cuda_kernels(KernelRegistry& r) {
           kFloatTypes | DTypeSet{DType::int32, DType::int64});
     r.add(Op::random_normal, kCuda, random_kernel<Distribution::normal>, kFloatTypes);
     r.add(Op::truncated_normal, kCuda, random_kernel<Distribution::truncated_normal>, kFloatTypes);
-    for (const Op op : {Op::random_shuffle, Op::mirror_pad, Op::shape}) {
-        r.add(op, kCuda, host_fallback, kAllTypes);
-    }
+    r.add(Op::random_shuffle, kCuda, host_fallback, kAllTypes);
+    r.add(Op::shape, kCuda, shape_kernel, kAllTypes);
     r.add(Op::mirror_pad_grad, kCuda, host_fallback, kFloatTypes | kIntTypes);
     register_elementwise_cuda(r);
     register_reduce_cuda(r);

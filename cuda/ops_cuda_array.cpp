@@ -226,6 +226,25 @@ void gather_kernel(const KernelContext& ctx) {
                                             out.num_elements(), outer, n, inner, m, stream_of(ctx)));
 }
 
+void mirror_pad_kernel(const KernelContext& ctx) {
+    const Tensor& x = ctx.inputs[0];
+    const Tensor& y = ctx.outputs[0];
+    if (y.num_elements() == 0) return;
+    if (x.rank() == 0 || x.rank() > cuda_launch::kMaxDims) return host_fallback(ctx);
+    const auto& paddings = ctx.attrs.get<Dims>("paddings");
+    cuda_launch::MirrorPlan plan;
+    plan.rank = static_cast<int>(x.rank());
+    plan.offset = ctx.attrs.get<std::string>("mode") == "REFLECT" ? 1 : 0;
+    for (std::size_t d = 0; d < static_cast<std::size_t>(plan.rank); ++d) {
+        plan.in_dims[d] = x.shape().dims()[d];
+        plan.out_dims[d] = y.shape().dims()[d];
+        plan.before[d] = paddings[2 * d];
+    }
+    TAPEFLOW_CUDA_CHECK(cuda_launch::mirror_pad(y.mutable_raw_data(), x.raw_data(),
+                                                static_cast<int>(dtype_size(x.dtype())),
+                                                y.num_elements(), plan, stream_of(ctx)));
+}
+
 // Host row ids uploaded to the kernel's device (int64).
 Tensor upload_ids(const std::vector<int64_t>& ids, Device device) {
     Tensor host = Tensor::empty(Shape{static_cast<int64_t>(ids.size())}, DType::int64);
@@ -372,6 +391,7 @@ void register_array_cuda(KernelRegistry& r) {
     r.add(Op::gather, kCuda, gather_kernel, kAllTypes);
     r.add(Op::one_hot, kCuda, one_hot_kernel, kAllTypes);
     r.add(Op::gather_nd, kCuda, gather_nd_kernel, kAllTypes);
+    r.add(Op::mirror_pad, kCuda, mirror_pad_kernel, kAllTypes);
     constexpr DTypeSet kSumTypes = kFloatTypes | kIntTypes;
     r.add(Op::unsorted_segment_sum, kCuda, unsorted_segment_sum_kernel, kSumTypes);
     r.add(Op::scatter_nd, kCuda, scatter_nd_kernel, kSumTypes);

@@ -78,7 +78,7 @@ sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-san
 if [[ -x "$sanitizer" ]]; then
     # Caching off, so that memcheck sees each tensor's own allocation.
     TAPEFLOW_CUDA_CACHE=0 \
-    TAPEFLOW_PARITY_FILTER="add/float32,reduce_sum/axis0/float32,reduce_max/all/float16,matmul/float32,batch_matmul/broadcast/float32,transpose/int64,where/bfloat16,cumsum/float64,argmax_argmin/int32,strided_slice/float32,pad/uint8,tile/bool,concat/float16,split/int32,cast/bfloat16/float32,add_n/many/float32,gather/bool,gather_nd/batch/float32,scatter_nd/float16,unsorted_segment_sum/int64,one_hot/float32,reduce_sum/large/float32" \
+    TAPEFLOW_PARITY_FILTER="add/float32,reduce_sum/axis0/float32,reduce_max/all/float16,matmul/float32,batch_matmul/broadcast/float32,transpose/int64,where/bfloat16,cumsum/float64,argmax_argmin/int32,strided_slice/float32,pad/uint8,tile/bool,concat/float16,split/int32,cast/bfloat16/float32,add_n/many/float32,gather/bool,gather_nd/batch/float32,scatter_nd/float16,unsorted_segment_sum/int64,one_hot/float32,reduce_sum/large/float32,mirror_pad/float32" \
         step 150 04-sanitizer.txt "compute-sanitizer memcheck (parity subset)" \
         "$sanitizer" --tool memcheck --error-exitcode 9 --leak-check no "$test_gpu" "every op gives the CPU's results on the GPU"
     grep -E "ERROR SUMMARY|Invalid|parity:" "$OUT/04-sanitizer.txt" | head -20 >> "$summary"

@@ -275,7 +275,9 @@ std::vector<Case> all_cases() {
     c.push_back({"pad", {Op::pad}, {{{3, 4}}}, kAll,
                  [](const V& x) { return V{tf::pad(x[0], {{1, 2}, {0, 3}}, "CONSTANT", 1)}; }, true});
     c.push_back({"mirror_pad", {Op::mirror_pad, Op::mirror_pad_grad}, {{{3, 4}}}, kNums,
-                 [](const V& x) { return V{tf::pad(x[0], {{1, 2}, {2, 1}}, "REFLECT")}; }, true});
+                 [](const V& x) {
+                     return V{tf::pad(x[0], {{1, 2}, {2, 1}}, "REFLECT"), tf::pad(x[0], {{0, 3}, {1, 1}}, "SYMMETRIC")};
+                 }, true});
     c.push_back({"gather", {Op::gather}, {{{4, 5}}, {{6}, Kind::index4, tf::int32}}, kAll,
                  [](const V& x) { return V{tf::gather(x[0], x[1]), tf::gather(x[0], x[1], 1)}; }, true});
     c.push_back({"gather_nd", {Op::gather_nd}, {{{4, 3, 2}}, {{5, 2}, Kind::index3, tf::int64}}, kAll,
