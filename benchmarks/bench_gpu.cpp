@@ -15,6 +15,9 @@
 
 #include <tapeflow/tapeflow.hpp>
 
+#include "cuda_context.hpp"
+#include "launch.hpp"
+
 namespace tapeflow {
 void cuda_synchronize(int device);  // cuda/backend.cpp
 }
@@ -136,6 +139,8 @@ int run(int argc, char** argv) {
         {"reduce_sum", bytes1, [&] { (void)tf::reduce_sum(x); }},
         {"reduce_sum_rows", bytes1, [&] { (void)tf::reduce_sum(tf::reshape(x, {n / 4096, 4096}), 1); }},
         {"transpose_2d", 2 * bytes1, [&] { (void)tf::transpose(tf::reshape(x, {n / 4096, 4096})); }},
+        {"transpose_batched", 2 * bytes1,
+         [&] { (void)tf::transpose(tf::reshape(x, {n / (1024 * 512), 1024, 512}), {0, 2, 1}); }},
     };
     for (const Ew& e : cases) {
         const double t = time_op(e.f, quick ? 5 : 10);
@@ -163,6 +168,27 @@ int run(int argc, char** argv) {
     const double per_op = time_op([&] { (void)(one + one); }, iters);
     std::printf("launch_overhead add_1_element: %.2f us per op (host-side, back to back, then one sync)\n",
                 per_op * 1e6);
+    {  // the floor: one launch of a 1-element kernel per op, no engine (cuda/launch.hpp directly)
+        void* buf = nullptr;
+        check(cudaMalloc(&buf, 16), "cudaMalloc");
+        cudaStream_t stream = tf::cuda_detail::stream_for(tf::Device::cuda(0));
+        const double per_launch = time_op(
+            [&] { check(tf::cuda_launch::fill_bits(buf, 1, 0, 4, stream), "fill_bits"); }, iters);
+        std::printf("launch_overhead raw_launch: %.2f us per op (one kernel launch, no engine)\n",
+                    per_launch * 1e6);
+        check(cudaFree(buf), "cudaFree");
+    }
+    {  // the same op on the CPU: the engine's share (apply, allocation, dispatch) without a launch
+        const tf::Tensor one_cpu = tf::ones({1}).cpu();
+        double best = 1e30;
+        for (int r = 0; r < 3; ++r) {
+            const double t0 = now_s();
+            for (int i = 0; i < iters; ++i) (void)(one_cpu + one_cpu);
+            best = std::min(best, (now_s() - t0) / iters);
+        }
+        std::printf("launch_overhead add_1_element_cpu: %.2f us per op (the engine without a launch)\n",
+                    best * 1e6);
+    }
     const double per_sync = time_op([&] { (void)(one + one).item<float>(); }, quick ? 200 : 2000);
     std::printf("launch_overhead add_1_element_then_read: %.2f us per op (includes a device->host copy)\n",
                 per_sync * 1e6);

@@ -43,7 +43,7 @@ public:
                 return ptr;
             }
         }
-        TAPEFLOW_CUDA_CHECK(cudaSetDevice(d));
+        cuda_detail::make_current(d);
         void* ptr = nullptr;
         cudaError_t status = cudaMalloc(&ptr, rounded);
         if (status == cudaErrorMemoryAllocation) {
@@ -79,7 +79,7 @@ public:
             } catch (...) {  // no host memory for the list entry: free the block instead
             }
         }
-        cudaSetDevice(device.index());
+        cuda_detail::make_current_noexcept(device.index());
         cudaFree(ptr);
         const std::lock_guard lock(mutex_);
         pd.stats.reserved_bytes -= static_cast<int64_t>(rounded);
@@ -88,7 +88,7 @@ public:
     void empty_cache(int d) {
         PerDevice& pd = per_device_[static_cast<std::size_t>(d)];
         const std::lock_guard lock(mutex_);
-        cudaSetDevice(d);
+        cuda_detail::make_current_noexcept(d);
         cudaDeviceSynchronize();  // queued kernels may still use the blocks
         for (auto& [size, blocks] : pd.free) {
             for (void* p : blocks) {
@@ -166,7 +166,7 @@ public:
 
     cudaStream_t stream(int d) {
         std::call_once(stream_once_[static_cast<std::size_t>(d)], [&] {
-            TAPEFLOW_CUDA_CHECK(cudaSetDevice(d));
+            cuda_detail::make_current(d);
             TAPEFLOW_CUDA_CHECK(cudaStreamCreateWithFlags(&streams_[static_cast<std::size_t>(d)],
                                                           cudaStreamNonBlocking));
         });
@@ -221,14 +221,37 @@ void cuda_synchronize(int device) {
 }
 
 namespace cuda_detail {
+namespace {
+
+// The device this thread last made current through tapeflow (-1: none yet). Ops of one device in
+// a row then make no cudaSetDevice call: it is a driver call on every op's path otherwise.
+thread_local int current_device = -1;
+
+}  // namespace
+
+void make_current(int device) {
+    if (current_device == device) return;
+    TAPEFLOW_CUDA_CHECK(cudaSetDevice(device));
+    current_device = device;
+}
+
+void make_current_noexcept(int device) noexcept {
+    if (current_device == device) return;
+    if (cudaSetDevice(device) == cudaSuccess) {
+        current_device = device;
+    } else {
+        (void)cudaGetLastError();
+        current_device = -1;
+    }
+}
 
 cudaStream_t stream_for(Device device) {
-    TAPEFLOW_CUDA_CHECK(cudaSetDevice(device.index()));
+    make_current(device.index());
     return backend().stream(device.index());
 }
 
 cublasHandle_t cublas_for(Device device) {
-    TAPEFLOW_CUDA_CHECK(cudaSetDevice(device.index()));
+    make_current(device.index());
     return backend().cublas(device.index());
 }
 

@@ -38,6 +38,35 @@ __global__ void binary_plan(const S* a, const S* b, O* out, int64_t n, IndexPlan
     out[i] = store<O>(f(load(a[off[0]]), load(b[off[1]])));
 }
 
+// The plan walk by rows (device_common.cuh): a column broadcast [R, C] + [R, 1] reads b's value
+// once per row and everything else along rows, without per-element index arithmetic.
+template <class F, class S, class O>
+__global__ void binary_rows(const S* a, const S* b, O* out, int64_t rows, IndexPlan<2> plan) {
+    const F f{};
+    const int inner = plan.rank - 1;
+    const int64_t cols = plan.dims[inner];
+    const int64_t sa = plan.strides[0][inner], sb = plan.strides[1][inner];
+    const int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x * kUnroll + threadIdx.x;
+    for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
+        int64_t off[2];
+        row_offsets(plan, row, off);
+        S va[kUnroll], vb[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            const int64_t c = base + static_cast<int64_t>(u) * blockDim.x;
+            if (c < cols) {
+                va[u] = a[off[0] + c * sa];
+                vb[u] = b[off[1] + c * sb];
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            const int64_t c = base + static_cast<int64_t>(u) * blockDim.x;
+            if (c < cols) out[row * cols + c] = store<O>(f(load(va[u]), load(vb[u])));
+        }
+    }
+}
+
 enum class Set { floats, signed_numbers, numbers, all, bools };
 
 template <Set K, class S>
@@ -67,6 +96,10 @@ cudaError_t run(Elem elem, const void* a, const void* b, void* out, int64_t n, i
             if (plan == nullptr) {
                 binary_linear<F, S, O><<<blocks_for(n), kThreads, 0, stream>>>(pa, pb, po, n, a_step,
                                                                               b_step);
+            } else if (use_rows(*plan)) {
+                const int64_t rows = n / plan->dims[plan->rank - 1];
+                binary_rows<F, S, O><<<row_grid(rows, plan->dims[plan->rank - 1]), kThreads, 0, stream>>>(
+                    pa, pb, po, rows, *plan);
             } else {
                 binary_plan<F, S, O><<<blocks_for(n, 1), kThreads, 0, stream>>>(pa, pb, po, n, *plan);
             }

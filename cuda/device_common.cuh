@@ -70,12 +70,13 @@ inline unsigned blocks_for(int64_t n, int per_thread = kUnroll) {
     return static_cast<unsigned>((n + per_block - 1) / per_block);
 }
 
-/// Operand offsets of output element i under `plan` (row-major over plan.dims).
+/// Operand offsets of index i over the first `rank` dimensions of `plan` (row-major).
 template <int N>
-__device__ __forceinline__ void plan_offsets(const IndexPlan<N>& plan, int64_t i, int64_t (&off)[N]) {
+__device__ __forceinline__ void offsets_over(const IndexPlan<N>& plan, int rank, int64_t i,
+                                             int64_t (&off)[N]) {
 #pragma unroll
     for (int k = 0; k < N; ++k) off[k] = 0;
-    for (int d = plan.rank - 1; d >= 0; --d) {
+    for (int d = rank - 1; d >= 0; --d) {
         const int64_t size = plan.dims[d];
         const int64_t q = i / size;
         const int64_t idx = i - q * size;
@@ -83,6 +84,41 @@ __device__ __forceinline__ void plan_offsets(const IndexPlan<N>& plan, int64_t i
 #pragma unroll
         for (int k = 0; k < N; ++k) off[k] += idx * plan.strides[k][d];
     }
+}
+
+/// Operand offsets of output element i under `plan` (row-major over plan.dims).
+template <int N>
+__device__ __forceinline__ void plan_offsets(const IndexPlan<N>& plan, int64_t i, int64_t (&off)[N]) {
+    offsets_over(plan, plan.rank, i, off);
+}
+
+/// Row-wise walks: a plan whose innermost dimension is at least this long runs as rows (outer index
+/// from blockIdx.y, inner from x), which needs no division per element.
+inline constexpr int64_t kMinRowLength = 64;
+
+/// Operand offsets of the start of row `row` (the plan's dimensions but the last, row-major).
+template <int N>
+__device__ __forceinline__ void row_offsets(const IndexPlan<N>& plan, int64_t row, int64_t (&off)[N]) {
+    if (plan.rank == 2) {  // the common case: no division
+#pragma unroll
+        for (int k = 0; k < N; ++k) off[k] = row * plan.strides[k][0];
+        return;
+    }
+    offsets_over(plan, plan.rank - 1, row, off);
+}
+
+/// Grid of a row-wise walk: x covers a row (kThreads x kUnroll elements a block), y the rows
+/// (kernels loop past 65535).
+inline dim3 row_grid(const int64_t rows, const int64_t cols) {
+    const int64_t per_block = static_cast<int64_t>(kThreads) * kUnroll;
+    return dim3(static_cast<unsigned>((cols + per_block - 1) / per_block),
+                static_cast<unsigned>(rows < 65535 ? rows : 65535));
+}
+
+/// Whether `plan` should run row-wise (rank >= 2, long innermost dimension).
+template <int N>
+inline bool use_rows(const IndexPlan<N>& plan) {
+    return plan.rank >= 2 && plan.dims[plan.rank - 1] >= kMinRowLength;
 }
 
 }  // namespace tapeflow::cuda_launch

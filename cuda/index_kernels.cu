@@ -1,5 +1,5 @@
-// CUDA kernels of gather (also gather_nd, through row ids), one_hot and the segment sums
-// (unsorted_segment_sum, scatter_nd): one thread per element. Index validation happens on the host
+// CUDA kernels of gather (also gather_nd, through row ids), one_hot, the segment sums
+// (unsorted_segment_sum, scatter_nd) and mirror_pad_grad's folds: one thread per element. Index validation happens on the host
 // before the launch (ops_cuda_array.cpp). Segment sums add with atomics, so the order of the
 // additions (and the last bits of float sums) may differ from the CPU's.
 #include "device_common.cuh"
@@ -94,17 +94,61 @@ __global__ void segment_sum_kernel(const T* data, const I* ids, A* acc, int64_t 
     atomic_add(acc + id * width + (e - r * width), static_cast<A>(load(data[e])));
 }
 
+// mirror_pad_grad, one padded axis: out [outer, narrow, inner] from in [outer, wide, inner], where
+// out[o, i, c] sums the entries whose mirror map lands on i in increasing order (left mirror, i
+// itself, right mirror): the CPU kernel's order, so the sums are identical.
+template <class In, class Out>
+__global__ void mirror_fold_kernel(const In* in, Out* out, int64_t total, int64_t narrow,
+                                   int64_t wide, int64_t inner, int64_t before, int offset) {
+    const int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (e >= total) return;
+    const int64_t c = e % inner;
+    const int64_t r = e / inner;
+    const int64_t i = r % narrow;
+    const In* src = in + (r / narrow) * wide * inner + c;
+    compute_t<In> acc = 0;
+    const int64_t left = before + offset - 1 - i;  // padded index mirrored onto i from the left
+    if (left >= 0 && left < before) acc += load(src[left * inner]);
+    acc += load(src[(before + i) * inner]);
+    const int64_t right = before + 2 * narrow - 1 - offset - i;
+    if (right >= before + narrow && right < wide) acc += load(src[right * inner]);
+    out[e] = store<Out>(acc);
+}
+
 }  // namespace
+
+cudaError_t mirror_fold(Elem in_elem, Elem out_elem, const void* in, void* out, int64_t outer,
+                        int64_t narrow, int64_t wide, int64_t inner, int64_t before, int offset,
+                        cudaStream_t stream) {
+    const int64_t total = outer * narrow * inner;
+    if (total == 0) return cudaSuccess;
+    return visit_elem(in_elem, [&](auto in_tag) {
+        using In = typename decltype(in_tag)::type;
+        return visit_elem(out_elem, [&](auto out_tag) {
+            using Out = typename decltype(out_tag)::type;
+            if constexpr (std::is_same_v<In, bool> || std::is_same_v<Out, bool> ||
+                          !std::is_same_v<compute_t<In>, compute_t<Out>>) {
+                return cudaErrorInvalidValue;
+            } else {
+                mirror_fold_kernel<In, Out><<<blocks_for(total, 1), kThreads, 0, stream>>>(
+                    static_cast<const In*>(in), static_cast<Out*>(out), total, narrow, wide, inner,
+                    before, offset);
+                return cudaGetLastError();
+            }
+        });
+    });
+}
 
 cudaError_t segment_sum(Elem elem, const void* data, const void* ids, Elem id_elem, void* acc,
                         int64_t total, int64_t width, int64_t rows, cudaStream_t stream) {
     if (total == 0 || width == 0) return cudaSuccess;
     return visit_elem(elem, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, uint8_t>) {
+        if constexpr (std::is_same_v<T, bool>) {
             return cudaErrorInvalidValue;
         } else {
-            using A = compute_t<T>;
+            // uint8 sums in int32 (no byte atomics); the caller's cast wraps it mod 256 as the CPU
+            using A = std::conditional_t<std::is_same_v<T, uint8_t>, int32_t, compute_t<T>>;
             const unsigned blocks = blocks_for(total, 1);
             if (id_elem == Elem::i64) {
                 segment_sum_kernel<T, A, int64_t><<<blocks, kThreads, 0, stream>>>(

@@ -33,11 +33,22 @@ cudaError_t fill_bits(void* out, int64_t n, uint64_t pattern, int element_size, 
 
 enum class Distribution { uniform, normal, truncated_normal };
 
-/// Element i of `distribution` from the Philox stream (key, call), as a + b * sample: for uniform
-/// a = minval, b = maxval - minval; for the normals a = mean, b = stddev. `is_double` selects
-/// float64 output, else float32.
-cudaError_t random(void* out, int64_t n, bool is_double, Distribution distribution, uint64_t key,
-                   uint64_t call, double a, double b, cudaStream_t stream);
+/// The Philox stream (key, call) and the affine step a + b * sample: for uniform a = minval,
+/// b = maxval - minval; for the normals a = mean, b = stddev. Integer uniforms: int_lo + [0, int_range).
+struct RandomParams {
+    Distribution distribution = Distribution::uniform;
+    uint64_t key = 0, call = 0;
+    double a = 0, b = 1;
+    int64_t int_lo = 0;
+    uint64_t int_range = 1;
+};
+
+/// Element i of the distribution for i < n, in any float or int32/int64 `elem`.
+cudaError_t random(void* out, int64_t n, Elem elem, const RandomParams& params, cudaStream_t stream);
+
+/// out's row i = in's row perm[i] (perm: rows int64s on the device), for random_shuffle.
+cudaError_t permute_rows(const void* in, void* out, const int64_t* perm, int64_t rows,
+                         int64_t row_bytes, cudaStream_t stream);
 
 // ---- element-wise (unary_kernels.cu, binary_kernels.cu, compare_kernels.cu) ----
 
@@ -76,6 +87,10 @@ cudaError_t cast(Elem from, Elem to, const void* in, void* out, int64_t n, cudaS
 
 // ---- data movement (copy_kernels.cu) ----
 
+/// in [batch, rows, cols] to out [batch, cols, rows] (tiled through shared memory).
+cudaError_t transpose_last2(void* out, const void* in, int element_size, int64_t batch,
+                            int64_t rows, int64_t cols, cudaStream_t stream);
+
 /// out[plan.strides[0] . idx] = in[plan.strides[1] . idx] for every index idx of plan.dims, with
 /// elements of `element_size` bytes (1, 2, 4 or 8); out and in point at the walk's origin.
 cudaError_t strided_copy(void* out, const void* in, int element_size, const IndexPlan<2>& plan,
@@ -111,6 +126,18 @@ struct MirrorPlan {
 };
 cudaError_t mirror_pad(void* out, const void* in, int element_size, int64_t n, const MirrorPlan& plan,
                        cudaStream_t stream);
+/// One axis of mirror_pad_grad: out [outer, narrow, inner] sums in [outer, wide, inner] over the
+/// mirror map (padding `before` on the axis, offset as in MirrorPlan), in the CPU's order. in and
+/// out elements may differ within one compute type (a 16-bit float and float32).
+cudaError_t mirror_fold(Elem in_elem, Elem out_elem, const void* in, void* out, int64_t outer,
+                        int64_t narrow, int64_t wide, int64_t inner, int64_t before, int offset,
+                        cudaStream_t stream);
+
+/// C[b] = op(A[a_batch[b]]) op(B[b_batch[b]]) for int32/int64 (wrapping, as the CPU), row-major
+/// [m, k] x [k, n]; a_batch and b_batch: `batch` int64 batch indices on the device.
+cudaError_t int_matmul(Elem elem, const void* a, const void* b, void* c, const int64_t* a_batch,
+                       const int64_t* b_batch, int64_t batch, int64_t m, int64_t n, int64_t k,
+                       bool transpose_a, bool transpose_b, cudaStream_t stream);
 
 // ---- reductions and scans (reduce_kernels.cu) ----
 

@@ -9,6 +9,7 @@
 #include "core/backend.hpp"
 #include "core/dtype_dispatch.hpp"
 #include "ops_cuda.hpp"
+#include "random/philox.hpp"
 
 namespace tapeflow {
 namespace cuda_ops {
@@ -27,6 +28,12 @@ uint64_t value_bits(DType dtype, double value) {
         std::memcpy(&bits, &converted, sizeof(T));
     });
     return bits;
+}
+
+Tensor upload_ids(const std::vector<int64_t>& ids, Device device) {
+    Tensor host = Tensor::empty(Shape{static_cast<int64_t>(ids.size())}, DType::int64);
+    if (!ids.empty()) std::memcpy(host.mutable_raw_data(), ids.data(), ids.size() * sizeof(int64_t));
+    return host.to(device);
 }
 
 int sm_count(Device device) {
@@ -63,16 +70,8 @@ struct Fallback {
     Op op;
     DTypeSet dtypes;
 };
-constexpr DTypeSet kIntMatmul{DType::int32, DType::int64};
-const Fallback kFallbacks[] = {
-    {Op::random_shuffle, kAllTypes},   {Op::mirror_pad_grad, kAllTypes},
-    {Op::scatter_nd, DTypeSet{DType::uint8}},
-    {Op::unsorted_segment_sum, DTypeSet{DType::uint8}},
-    {Op::matmul, kIntMatmul},
-    {Op::batch_matmul, kIntMatmul},    {Op::random_uniform, DTypeSet{DType::int32, DType::int64, DType::float16, DType::bfloat16}},
-    {Op::random_normal, DTypeSet{DType::float16, DType::bfloat16}},
-    {Op::truncated_normal, DTypeSet{DType::float16, DType::bfloat16}},
-};
+// Empty now: every (op, dtype) of the table has a CUDA kernel. Ops added later may list here.
+const std::array<Fallback, 0> kFallbacks{};
 
 void identity_kernel(const KernelContext& ctx) {
     const Tensor& x = ctx.inputs[0];
@@ -102,17 +101,51 @@ void shape_kernel(const KernelContext& ctx) {
                                          y.nbytes());
 }
 
+cuda_launch::RandomParams random_params(const KernelContext& ctx) {
+    cuda_launch::RandomParams p;
+    p.key = static_cast<uint64_t>(ctx.attrs.get<int64_t>("key"));
+    p.call = static_cast<uint64_t>(ctx.attrs.get<int64_t>("call"));
+    return p;
+}
+
+// The attrs are read as the CPU kernel reads them (random_cpu.cpp), the sampling is shared.
 template <cuda_launch::Distribution D>
 void random_kernel(const KernelContext& ctx) {
     const Tensor& y = ctx.outputs[0];
-    if (y.dtype() != DType::float32 && y.dtype() != DType::float64) return host_fallback(ctx);
-    const bool uniform = D == cuda_launch::Distribution::uniform;
-    const double a = ctx.attrs.get<double>(uniform ? "minval" : "mean");
-    const double b = uniform ? ctx.attrs.get<double>("maxval") - a : ctx.attrs.get<double>("stddev");
-    TAPEFLOW_CUDA_CHECK(cuda_launch::random(
-        y.mutable_raw_data(), y.num_elements(), y.dtype() == DType::float64, D,
-        static_cast<uint64_t>(ctx.attrs.get<int64_t>("key")),
-        static_cast<uint64_t>(ctx.attrs.get<int64_t>("call")), a, b, stream_of(ctx)));
+    cuda_launch::RandomParams p = random_params(ctx);
+    p.distribution = D;
+    if constexpr (D == cuda_launch::Distribution::uniform) {
+        p.a = ctx.attrs.get<double>("minval");
+        const double hi = ctx.attrs.get<double>("maxval");
+        p.b = hi - p.a;
+        p.int_lo = static_cast<int64_t>(p.a);
+        p.int_range = static_cast<uint64_t>(static_cast<int64_t>(hi) - p.int_lo);
+    } else {
+        p.a = ctx.attrs.get<double>("mean");
+        p.b = ctx.attrs.get<double>("stddev");
+    }
+    TAPEFLOW_CUDA_CHECK(cuda_launch::random(y.mutable_raw_data(), y.num_elements(),
+                                            elem_of(y.dtype()), p, stream_of(ctx)));
+}
+
+// The permutation depends on the seeds and the row count only: drawn on the host with the CPU's
+// function, copied up (asynchronously), and the rows gathered on the device.
+void random_shuffle_kernel(const KernelContext& ctx) {
+    const Tensor& x = ctx.inputs[0];
+    const int64_t rows = x.rank() == 0 ? 1 : x.shape()[0];
+    if (rows == 0 || x.nbytes() == 0) return;
+    const cuda_launch::RandomParams p = random_params(ctx);
+    const philox::Stream s{philox::Key{{static_cast<uint32_t>(p.key), static_cast<uint32_t>(p.key >> 32)}},
+                           p.call};
+    std::vector<int64_t> perm(static_cast<std::size_t>(rows));
+    philox::shuffle_permutation(s, rows, perm.data());
+    const Tensor device_perm = Tensor::empty(Shape{rows}, DType::int64, ctx.device);
+    find_backend(DeviceType::cuda)->copy(device_perm.mutable_raw_data(), ctx.device, perm.data(),
+                                         Device::cpu(), perm.size() * sizeof(int64_t));
+    TAPEFLOW_CUDA_CHECK(cuda_launch::permute_rows(
+        x.raw_data(), ctx.outputs[0].mutable_raw_data(),
+        static_cast<const int64_t*>(device_perm.raw_data()), rows,
+        static_cast<int64_t>(x.nbytes()) / rows, stream_of(ctx)));
 }
 
 }  // namespace
@@ -132,14 +165,13 @@ void register_cuda_kernels(KernelRegistry& r) {
     constexpr auto kCuda = DeviceType::cuda;
     r.add(Op::identity, kCuda, identity_kernel, kAllTypes);
     r.add(Op::fill, kCuda, fill_kernel, kAllTypes);
-    // Same dtype sets as the CPU; float32/float64 run the Philox kernel, the others the fallback.
+    // Same dtype sets as the CPU.
     r.add(Op::random_uniform, kCuda, random_kernel<Distribution::uniform>,
           kFloatTypes | DTypeSet{DType::int32, DType::int64});
     r.add(Op::random_normal, kCuda, random_kernel<Distribution::normal>, kFloatTypes);
     r.add(Op::truncated_normal, kCuda, random_kernel<Distribution::truncated_normal>, kFloatTypes);
-    r.add(Op::random_shuffle, kCuda, host_fallback, kAllTypes);
+    r.add(Op::random_shuffle, kCuda, random_shuffle_kernel, kAllTypes);
     r.add(Op::shape, kCuda, shape_kernel, kAllTypes);
-    r.add(Op::mirror_pad_grad, kCuda, host_fallback, kFloatTypes | kIntTypes);
     register_elementwise_cuda(r);
     register_reduce_cuda(r);
     register_array_cuda(r);

@@ -21,6 +21,9 @@ std::vector<int64_t> row_major_strides(const std::vector<int64_t>& dims);
 /// The bit pattern of `value` converted to `dtype` (the CPU's conversion), for the fill kernels.
 uint64_t value_bits(DType dtype, double value);
 
+/// `ids` as an int64 tensor on `device` (index lists computed on the host).
+Tensor upload_ids(const std::vector<int64_t>& ids, Device device);
+
 /// Multiprocessors of `device` (cached).
 int sm_count(Device device);
 

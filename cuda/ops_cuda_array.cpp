@@ -2,6 +2,7 @@
 // strided_copy walks (copy_kernels.cu), planned here on the host; gather and one_hot have their own
 // kernels (index_kernels.cu), gather_nd runs as a gather of rows, scatter_nd and
 // unsorted_segment_sum as atomic segment sums. Elements move as words of the dtype's size.
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
@@ -80,11 +81,63 @@ void pieces_kernel(const KernelContext& ctx, bool join) {
 void join_kernel(const KernelContext& ctx) { pieces_kernel(ctx, true); }
 void split_kernel(const KernelContext& ctx) { pieces_kernel(ctx, false); }
 
+// The permutation with size-1 axes dropped and runs of consecutive axes merged: in_dims are the
+// merged input dims, perm maps output axes to them. [2,3,4] perm (0,2,1) stays; (1,2,0) becomes
+// [2,12] perm (1,0).
+struct MergedPerm {
+    Dims in_dims, perm;
+};
+
+MergedPerm merge_perm(const Dims& dims, const Dims& perm) {
+    Dims kept;  // output order, input axes of size > 1
+    for (int64_t p : perm) {
+        if (dims[static_cast<std::size_t>(p)] != 1) kept.push_back(p);
+    }
+    std::vector<Dims> groups;  // input axes of each merged output axis
+    for (int64_t p : kept) {
+        if (!groups.empty() && groups.back().back() + 1 == p) {
+            groups.back().push_back(p);
+        } else {
+            groups.push_back({p});
+        }
+    }
+    // Number the groups in input order.
+    Dims order(groups.size());
+    for (std::size_t g = 0; g < groups.size(); ++g) order[g] = static_cast<int64_t>(g);
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        return groups[static_cast<std::size_t>(a)][0] < groups[static_cast<std::size_t>(b)][0];
+    });
+    MergedPerm m;
+    m.perm.assign(groups.size(), 0);
+    for (std::size_t rank = 0; rank < order.size(); ++rank) {
+        const Dims& g = groups[static_cast<std::size_t>(order[rank])];
+        int64_t size = 1;
+        for (int64_t p : g) size *= dims[static_cast<std::size_t>(p)];
+        m.in_dims.push_back(size);
+        m.perm[static_cast<std::size_t>(order[rank])] = static_cast<int64_t>(rank);
+    }
+    return m;
+}
+
 void transpose_kernel(const KernelContext& ctx) {
     const Tensor& x = ctx.inputs[0];
     const Tensor& y = ctx.outputs[0];
     if (y.num_elements() == 0) return;
     const auto& perm = ctx.attrs.get<Dims>("perm");
+    const MergedPerm m = merge_perm(x.shape().dims(), perm);
+    const bool swap2 = m.perm == Dims{1, 0};
+    if (m.perm.size() <= 1) {  // the identity on the data
+        TAPEFLOW_CUDA_CHECK(cudaMemcpyAsync(y.mutable_raw_data(), x.raw_data(), x.nbytes(),
+                                            cudaMemcpyDeviceToDevice, stream_of(ctx)));
+        return;
+    }
+    if (swap2 || m.perm == Dims{0, 2, 1}) {  // [batch,] rows, cols -> [batch,] cols, rows
+        const int64_t batch = swap2 ? 1 : m.in_dims[0];
+        TAPEFLOW_CUDA_CHECK(cuda_launch::transpose_last2(
+            y.mutable_raw_data(), x.raw_data(), static_cast<int>(dtype_size(x.dtype())), batch,
+            m.in_dims[m.in_dims.size() - 2], m.in_dims.back(), stream_of(ctx)));
+        return;
+    }
     const Dims in_strides = row_major_strides(x.shape().dims());
     const Dims out_strides = row_major_strides(y.shape().dims());
     Walk w;
@@ -245,11 +298,41 @@ void mirror_pad_kernel(const KernelContext& ctx) {
                                                 y.num_elements(), plan, stream_of(ctx)));
 }
 
-// Host row ids uploaded to the kernel's device (int64).
-Tensor upload_ids(const std::vector<int64_t>& ids, Device device) {
-    Tensor host = Tensor::empty(Shape{static_cast<int64_t>(ids.size())}, DType::int64);
-    if (!ids.empty()) std::memcpy(host.mutable_raw_data(), ids.data(), ids.size() * sizeof(int64_t));
-    return host.to(device);
+// mirror_pad_grad folds one padded axis at a time, as the CPU kernel does (so float sums are
+// identical): the input's dtype, then its compute type (float32 for 16-bit floats) between folds,
+// then the output's.
+void mirror_pad_grad_kernel(const KernelContext& ctx) {
+    const Tensor& g = ctx.inputs[0];
+    const Tensor& y = ctx.outputs[0];
+    if (y.num_elements() == 0) return;
+    const auto& paddings = ctx.attrs.get<Dims>("paddings");
+    const int offset = ctx.attrs.get<std::string>("mode") == "REFLECT" ? 1 : 0;
+    const Dims& out = y.shape().dims();
+    std::vector<std::size_t> axes;
+    for (std::size_t d = 0; d < out.size(); ++d) {
+        if (g.shape().dims()[d] != out[d]) axes.push_back(d);
+    }
+    if (axes.empty()) {
+        TAPEFLOW_CUDA_CHECK(cudaMemcpyAsync(y.mutable_raw_data(), g.raw_data(), g.nbytes(),
+                                            cudaMemcpyDeviceToDevice, stream_of(ctx)));
+        return;
+    }
+    const bool half = g.dtype() == DType::float16 || g.dtype() == DType::bfloat16;
+    const DType acc_dtype = half ? DType::float32 : g.dtype();
+    Dims shape = g.shape().dims();
+    Tensor cur = g;
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+        const std::size_t d = axes[a];
+        const int64_t wide = shape[d];
+        shape[d] = out[d];
+        const bool last = a + 1 == axes.size();
+        Tensor next = last ? y : Tensor::empty(Shape(shape), acc_dtype, ctx.device);
+        TAPEFLOW_CUDA_CHECK(cuda_launch::mirror_fold(
+            elem_of(cur.dtype()), elem_of(next.dtype()), cur.raw_data(), next.mutable_raw_data(),
+            product(shape, 0, d), out[d], wide, product(shape, d + 1, shape.size()),
+            paddings[2 * d], offset, stream_of(ctx)));
+        cur = std::move(next);
+    }
 }
 
 // Row id of each index tuple of `indices` ([tuples, k], on the host) into `extent` (k dims), or
@@ -315,13 +398,16 @@ void segment_sum_into(const KernelContext& ctx, const Tensor& data, const void* 
                       const Tensor& out) {
     if (out.num_elements() == 0) return;
     cudaStream_t stream = stream_of(ctx);
+    // 16-bit floats sum in float32, uint8 in int32 (no byte atomics); the cast back wraps mod 256
     const bool half = out.dtype() == DType::float16 || out.dtype() == DType::bfloat16;
-    const Tensor acc = half ? Tensor::empty(out.shape(), DType::float32, ctx.device) : out;
+    const bool byte = out.dtype() == DType::uint8;
+    const Tensor acc = half || byte ? Tensor::empty(out.shape(), half ? DType::float32 : DType::int32, ctx.device)
+                                    : out;
     TAPEFLOW_CUDA_CHECK(cudaMemsetAsync(acc.mutable_raw_data(), 0, acc.nbytes(), stream));
     TAPEFLOW_CUDA_CHECK(cuda_launch::segment_sum(elem_of(data.dtype()), data.raw_data(), ids, id_elem,
                                                  acc.mutable_raw_data(), n * width, width, rows, stream));
-    if (half) {
-        TAPEFLOW_CUDA_CHECK(cuda_launch::cast(cuda_launch::Elem::f32, elem_of(out.dtype()),
+    if (half || byte) {
+        TAPEFLOW_CUDA_CHECK(cuda_launch::cast(elem_of(acc.dtype()), elem_of(out.dtype()),
                                               acc.raw_data(), out.mutable_raw_data(),
                                               out.num_elements(), stream));
     }
@@ -392,6 +478,7 @@ void register_array_cuda(KernelRegistry& r) {
     r.add(Op::one_hot, kCuda, one_hot_kernel, kAllTypes);
     r.add(Op::gather_nd, kCuda, gather_nd_kernel, kAllTypes);
     r.add(Op::mirror_pad, kCuda, mirror_pad_kernel, kAllTypes);
+    r.add(Op::mirror_pad_grad, kCuda, mirror_pad_grad_kernel, kFloatTypes | kIntTypes);
     constexpr DTypeSet kSumTypes = kFloatTypes | kIntTypes;
     r.add(Op::unsorted_segment_sum, kCuda, unsorted_segment_sum_kernel, kSumTypes);
     r.add(Op::scatter_nd, kCuda, scatter_nd_kernel, kSumTypes);

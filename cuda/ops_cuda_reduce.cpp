@@ -147,7 +147,6 @@ void matmul_kernel(const KernelContext& ctx) {
     const Tensor& a = ctx.inputs[0];
     const Tensor& b = ctx.inputs[1];
     const Tensor& c = ctx.outputs[0];
-    if (a.dtype() == DType::int32 || a.dtype() == DType::int64) return host_fallback(ctx);
     const bool is_matmul = ctx.op == Op::matmul;
     const bool ta = ctx.attrs.get<bool>(is_matmul ? "transpose_a" : "adj_x");
     const bool tb = ctx.attrs.get<bool>(is_matmul ? "transpose_b" : "adj_y");
@@ -163,6 +162,16 @@ void matmul_kernel(const KernelContext& ctx) {
     };
     const std::vector<int64_t> a_index = batch_index(batch_of(c.shape()), batch_of(a.shape()));
     const std::vector<int64_t> b_index = batch_index(batch_of(c.shape()), batch_of(b.shape()));
+    if (a.dtype() == DType::int32 || a.dtype() == DType::int64) {  // no cuBLAS integer gemm
+        const Tensor a_batch = upload_ids(a_index, ctx.device);
+        const Tensor b_batch = upload_ids(b_index, ctx.device);
+        TAPEFLOW_CUDA_CHECK(cuda_launch::int_matmul(
+            elem_of(a.dtype()), a.raw_data(), b.raw_data(), c.mutable_raw_data(),
+            static_cast<const int64_t*>(a_batch.raw_data()),
+            static_cast<const int64_t*>(b_batch.raw_data()), static_cast<int64_t>(a_index.size()),
+            m, n, k, ta, tb, stream));
+        return;
+    }
     cudaDataType_t type = CUDA_R_32F;
     cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
     const float one_f = 1.f, zero_f = 0.f;

@@ -10,6 +10,10 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 build=${TAPEFLOW_BUILD_DIR:-build-cuda}
 [[ -f "$build/build.ninja" ]] || meson setup "$build" -Dcuda=enabled
+# nvcc objects record no header dependencies here (`ninja -t deps` shows 0 for every .cu.o), so
+# an edit of launch.hpp, device_common.cuh or a shared TAPEFLOW_HD header would not rebuild them:
+# touch the .cu files (unchanged ones are ccache hits).
+touch cuda/*.cu
 targets=(tests/test_gpu tests/test_core tests/test_ops tests/test_autograd benchmarks/bench_gpu)
 ninja -C "$build" -j"${NINJA_JOBS:-1}" "${targets[@]}"
 
