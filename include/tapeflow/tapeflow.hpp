@@ -23,4 +23,10 @@
 #include <tapeflow/ops/creation.hpp>
 #include <tapeflow/ops/math.hpp>
 #include <tapeflow/random.hpp>
+#include <tapeflow/train/learning_rate.hpp>
+#include <tapeflow/train/optimizer.hpp>
+#include <tapeflow/train/optimizers.hpp>
+#include <tapeflow/train/moving_average.hpp>
+#include <tapeflow/train/training_util.hpp>
+#include <tapeflow/keras/optimizers.hpp>
 #include <tapeflow/version.hpp>

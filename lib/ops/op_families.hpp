@@ -18,10 +18,12 @@ std::span<const OpDef> reduce_op_defs();       // ops/reduce.cpp
 std::span<const OpDef> linalg_op_defs();       // ops/linalg.cpp
 std::span<const OpDef> array_op_defs();        // ops/array_ops.cpp
 std::span<const OpDef> indexing_op_defs();     // ops/indexing.cpp
+std::span<const OpDef> training_op_defs();     // ops/training_ops.cpp
 
-inline std::array<std::span<const OpDef>, 8> all_op_defs() {
+inline std::array<std::span<const OpDef>, 9> all_op_defs() {
     return {creation_op_defs(), random_op_defs(), tape_op_defs(),  elementwise_op_defs(),
-            reduce_op_defs(),   linalg_op_defs(), array_op_defs(), indexing_op_defs()};
+            reduce_op_defs(),   linalg_op_defs(), array_op_defs(), indexing_op_defs(),
+            training_op_defs()};
 }
 
 // CPU kernel registration, one function per kernel file (called by register_cpu_kernels).
@@ -31,5 +33,6 @@ void register_reduce_cpu(KernelRegistry& r);       // kernels/cpu/reduce_cpu.cpp
 void register_linalg_cpu(KernelRegistry& r);       // kernels/cpu/linalg_cpu.cpp
 void register_array_cpu(KernelRegistry& r);        // kernels/cpu/array_ops_cpu.cpp
 void register_indexing_cpu(KernelRegistry& r);     // kernels/cpu/indexing_cpu.cpp
+void register_training_cpu(KernelRegistry& r);     // kernels/cpu/optimizer_cpu.cpp
 
 }  // namespace tapeflow

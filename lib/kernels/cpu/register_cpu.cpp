@@ -10,6 +10,7 @@ void register_cpu_kernels(KernelRegistry& r) {
     register_linalg_cpu(r);
     register_array_cpu(r);
     register_indexing_cpu(r);
+    register_training_cpu(r);
 }
 
 }  // namespace tapeflow
