@@ -213,6 +213,5 @@ void run_optimizer_case(const nlohmann::json& c) {
     }
 }
 
-std::unique_ptr<train::Optimizer> make_keras_optimizer(const nlohmann::json&) { return nullptr; }
 
 }  // namespace tapeflow::testing
