@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -144,16 +145,8 @@ std::pair<double, double> child_peak_rss(const std::function<void()>& work) {
     return {result[0], result[1]};
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    benchmark::Initialize(&argc, argv);
-    const int threads = omp_get_max_threads();
-    benchmark::AddCustomContext("threads", std::to_string(threads));
-    benchmark::AddCustomContext("libtorch", torch_train_cases::available() ? "yes" : "no");
-    torch_cases::set_threads(threads);
-
-    // Peak RSS first, before either framework has run anything in this process.
+// Peak RSS of 100 medium-MLP steps, tapeflow's and LibTorch's, each in its own child process.
+void measure_rss() {
     const auto tapeflow_rss = child_peak_rss([] {
         tf::random::set_seed(1);
         Mlp m;
@@ -170,6 +163,20 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "mlp 100 steps: libtorch peak RSS %.1f MiB (+%.1f MiB over the child's start)\n",
                      torch_rss.first, torch_rss.second);
     }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    benchmark::Initialize(&argc, argv);
+    const int threads = omp_get_max_threads();
+    benchmark::AddCustomContext("threads", std::to_string(threads));
+    benchmark::AddCustomContext("libtorch", torch_train_cases::available() ? "yes" : "no");
+    torch_cases::set_threads(threads);
+
+    // Peak RSS first, before either framework has run anything in this process (skipped with
+    // TAPEFLOW_BENCH_SKIP_RSS=1, e.g. under a profiler).
+    if (std::getenv("TAPEFLOW_BENCH_SKIP_RSS") == nullptr) measure_rss();
 
     benchmark::RegisterBenchmark("train/tutorial_step/tapeflow", BM_tapeflow_tutorial_step);
     torch_train_cases::register_tutorial_step();

@@ -174,9 +174,10 @@ std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor>
     // the walk has passed the first entry that reads it; it is handed out there and forgotten, and a
     // non-persistent tape drops each entry's saved tensors once processed, so optimizers can update
     // a variable in place (no copy-on-write) and free its gradient while the walk goes on.
-    std::vector<std::vector<std::size_t>> ready_after(num_entries);
+    std::vector<std::vector<std::size_t>> ready_after;
     std::vector<char> streamed(source_ids.size(), 0);
     if (on_ready) {
+        ready_after.resize(num_entries);
         std::unordered_set<int64_t> produced;
         for (std::size_t e = 0; e < num_entries; ++e) {
             produced.insert(tape.entries[e].output_ids.begin(), tape.entries[e].output_ids.end());

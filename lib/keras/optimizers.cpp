@@ -237,7 +237,7 @@ Nadam::Nadam(NadamOptions o)
 }
 
 void Nadam::create_slots(const Variable& var) {
-    non_slot("u_product", constant(1.0, var.dtype()));
+    non_slot("u_product", 1.0, var.dtype());
     slot(var, "momentum");
     slot(var, "velocity");
 }
@@ -247,7 +247,7 @@ void Nadam::prepare() {
     const double t = local_step();
     u_t_ = beta_1_ * (1.0 - 0.5 * std::pow(0.96, t));
     u_t1_ = beta_1_ * (1.0 - 0.5 * std::pow(0.96, t + 1));
-    Variable product = non_slot("u_product", Tensor());
+    Variable product = non_slot("u_product");
     product.assign(product.value() * u_t_);
     u_product_ = product.value().item<double>();
 }

@@ -2,6 +2,7 @@
 // outputs (the kernel writes the variable's and slots' buffers in place) and no gradient.
 #include "ops/training_ops.hpp"
 
+#include <optional>
 #include <unordered_map>
 
 #include <fmt/ranges.h>
@@ -60,13 +61,14 @@ void check_dtype(Op op, const Variable& var, DType dtype) {
 // Locks var and slots, un-shares their buffers and runs the op on them plus `rest`.
 void run(Op op, const Variable& var, const std::vector<Variable>& slots, std::vector<Tensor> rest,
          const Attrs& attrs) {
+    constexpr std::size_t kMaxSlots = 4;
+    if (slots.size() > kMaxSlots) op_fail<errors::InternalError>(op, "too many slots; this is a tapeflow bug");
     const VariableUpdate var_guard(var);
-    std::vector<std::unique_ptr<VariableUpdate>> slot_guards;
-    std::vector<Tensor> inputs{var_guard.buffer()};
-    for (const Variable& s : slots) {
-        slot_guards.push_back(std::make_unique<VariableUpdate>(s));
-        inputs.push_back(slot_guards.back()->buffer());
-    }
+    std::optional<VariableUpdate> slot_guards[kMaxSlots];  // in place: no allocation per update
+    std::vector<Tensor> inputs;
+    inputs.reserve(1 + slots.size() + rest.size());
+    inputs.push_back(var_guard.buffer());
+    for (std::size_t k = 0; k < slots.size(); ++k) inputs.push_back(slot_guards[k].emplace(slots[k]).buffer());
     for (Tensor& t : rest) inputs.push_back(std::move(t));
     apply_multi(op, inputs, {}, attrs);
 }

@@ -280,16 +280,20 @@ Variable Optimizer::slot(const Variable& var, std::string_view slot_name, double
     return s;
 }
 
-void Optimizer::add_slot(const Variable& var, std::string_view slot_name, const Variable& slot_var) {
-    slots_.insert_or_assign(std::make_pair(var.id(), std::string(slot_name)), slot_var);
-}
-
-Variable Optimizer::non_slot(std::string_view name, const Tensor& initial) {
+Variable Optimizer::non_slot(std::string_view name, double initial, DType dtype) {
     if (auto it = non_slots_.find(name); it != non_slots_.end()) return it->second;
     const NameScope scope(name_ + "/");
-    Variable v(initial, {.name = std::string(name), .trainable = false});
+    Variable v(constant(initial, dtype), {.name = std::string(name), .trainable = false});
     non_slots_.emplace(std::string(name), v);
     return v;
+}
+
+Variable Optimizer::non_slot(std::string_view name) const {
+    auto it = non_slots_.find(name);
+    if (it == non_slots_.end()) {
+        throw errors::InternalError(fmt::format("optimizer {} has no state '{}'; this is a tapeflow bug", name_, name));
+    }
+    return it->second;
 }
 
 std::vector<std::string> Optimizer::get_slot_names() const {

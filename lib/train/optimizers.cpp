@@ -110,15 +110,15 @@ AdamOptimizer::AdamOptimizer(LearningRate learning_rate, AdamOptimizerOptions op
 
 void AdamOptimizer::create_slots(const Variable& var) {
     // One pair of powers per optimizer, in the dtype of the first variable (as TensorFlow does).
-    non_slot("beta1_power", constant(beta1_, var.dtype()));
-    non_slot("beta2_power", constant(beta2_, var.dtype()));
+    non_slot("beta1_power", beta1_, var.dtype());
+    non_slot("beta2_power", beta2_, var.dtype());
     slot(var, "m");
     slot(var, "v");
 }
 
 void AdamOptimizer::prepare() {
-    beta1_power_ = non_slot("beta1_power", Tensor()).value().item<double>();
-    beta2_power_ = non_slot("beta2_power", Tensor()).value().item<double>();
+    beta1_power_ = non_slot("beta1_power").value().item<double>();
+    beta2_power_ = non_slot("beta2_power").value().item<double>();
 }
 
 void AdamOptimizer::apply_dense(const Variable& var, const Tensor& grad) {
@@ -133,8 +133,8 @@ void AdamOptimizer::apply_dense(const Variable& var, const Tensor& grad) {
 }
 
 void AdamOptimizer::finish() {
-    Variable b1 = non_slot("beta1_power", Tensor());
-    Variable b2 = non_slot("beta2_power", Tensor());
+    Variable b1 = non_slot("beta1_power");
+    Variable b2 = non_slot("beta2_power");
     b1.assign(b1.value() * beta1_);
     b2.assign(b2.value() * beta2_);
 }

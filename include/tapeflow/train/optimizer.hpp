@@ -105,10 +105,11 @@ protected:
     Variable slot(const Variable& var, std::string_view slot_name, double initial = 0.0);
     /// The slot if it exists.
     std::optional<Variable> find_slot(const Variable& var, std::string_view slot_name) const;
-    /// Optimizer-wide state "<optimizer name>/<name>" created with `initial` on first use.
-    Variable non_slot(std::string_view name, const Tensor& initial);
-    /// Registers an existing variable as a slot (Keras EMA averages start as copies of the variable).
-    void add_slot(const Variable& var, std::string_view slot_name, const Variable& slot_var);
+    /// Optimizer-wide scalar state "<optimizer name>/<name>", created with `initial` in `dtype` on
+    /// first use.
+    Variable non_slot(std::string_view name, double initial, DType dtype);
+    /// An existing non-slot variable (InternalError when missing: create it in create_slots).
+    Variable non_slot(std::string_view name) const;
     /// The learning rate of the current apply.
     double lr() const { return current_lr_; }
     /// The step the learning rate is evaluated at in the current apply.

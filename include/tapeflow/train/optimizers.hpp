@@ -112,7 +112,6 @@ protected:
 private:
     double beta1_, beta2_, epsilon_;
     double beta1_power_ = 0, beta2_power_ = 0;  // read in prepare()
-    DType power_dtype_ = DType::float32;
 };
 
 struct FtrlOptimizerOptions {
