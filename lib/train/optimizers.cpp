@@ -132,11 +132,19 @@ void AdamOptimizer::apply_dense(const Variable& var, const Tensor& grad) {
                               .set("beta2_power", beta2_power_));
 }
 
+namespace {
+// power <- power·beta, computed on the host in the power's dtype (as TensorFlow's Mul would).
+void advance_power(Variable power, double current, double beta) {
+    const double next = power.dtype() == DType::float32
+                            ? static_cast<double>(static_cast<float>(current) * static_cast<float>(beta))
+                            : current * beta;
+    power.assign(constant(next, power.dtype()));
+}
+}  // namespace
+
 void AdamOptimizer::finish() {
-    Variable b1 = non_slot("beta1_power");
-    Variable b2 = non_slot("beta2_power");
-    b1.assign(b1.value() * beta1_);
-    b2.assign(b2.value() * beta2_);
+    advance_power(non_slot("beta1_power"), beta1_power_, beta1_);
+    advance_power(non_slot("beta2_power"), beta2_power_, beta2_);
 }
 
 // ---- Ftrl ----
