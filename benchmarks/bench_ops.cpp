@@ -11,6 +11,7 @@
 
 #include <tapeflow/tapeflow.hpp>
 
+#include "kernels/cpu/fusion.hpp"
 #include "limits.hpp"
 #include "torch_cases.hpp"
 
@@ -44,18 +45,28 @@ void BM_tapeflow_add_chain_fwd_bwd(benchmark::State& state) {
 
 // ---- 2. element-wise, bytes counted as read + written once (12 B/elem for a*b+a, 8 for exp) ----
 
+// Results are read (raw_data) inside the loop: a large element-wise result is computed when first
+// read (NOTE [Deferred element-wise fusion]), and reading it is what a user does.
 void BM_tapeflow_mul_add(benchmark::State& state) {
     const int64_t n = state.range(0);
     auto a = tf::random::uniform({n}, 0, 1, tf::float32, 1);
     auto b = tf::random::uniform({n}, 0, 1, tf::float32, 2);
-    for (auto _ : state) benchmark::DoNotOptimize(a * b + a);
+    for (auto _ : state) benchmark::DoNotOptimize((a * b + a).raw_data());
     state.SetBytesProcessed(state.iterations() * n * 12);
+}
+
+// The same with fusion off: two passes over memory, the temporary a*b written and read back.
+void BM_tapeflow_mul_add_unfused(benchmark::State& state) {
+    const int64_t saved = tf::cpu::fusion::fusion_min_elements();
+    tf::cpu::fusion::set_fusion_min_elements(-1);
+    BM_tapeflow_mul_add(state);
+    tf::cpu::fusion::set_fusion_min_elements(saved);
 }
 
 void BM_tapeflow_exp(benchmark::State& state) {
     const int64_t n = state.range(0);
     auto a = tf::random::uniform({n}, 0, 1, tf::float32, 1);
-    for (auto _ : state) benchmark::DoNotOptimize(tf::exp(a));
+    for (auto _ : state) benchmark::DoNotOptimize(tf::exp(a).raw_data());
     state.SetBytesProcessed(state.iterations() * n * 8);
 }
 
@@ -126,6 +137,7 @@ int main(int argc, char** argv) {
     for (int64_t n : {int64_t{1} << 16, int64_t{1} << 20, k16M}) {
         const std::string size = std::to_string(n);
         benchmark::RegisterBenchmark(("elementwise/mul_add/" + size + "/tapeflow").c_str(), BM_tapeflow_mul_add)->Arg(n)->UseRealTime();
+        benchmark::RegisterBenchmark(("elementwise/mul_add/" + size + "/tapeflow_unfused").c_str(), BM_tapeflow_mul_add_unfused)->Arg(n)->UseRealTime();
         benchmark::RegisterBenchmark(("elementwise/mul_add/" + size + "/limit_triad").c_str(), limits::BM_triad)->Arg(n)->UseRealTime();
         torch_cases::register_mul_add(n);
         benchmark::RegisterBenchmark(("elementwise/exp/" + size + "/tapeflow").c_str(), BM_tapeflow_exp)->Arg(n)->UseRealTime();

@@ -72,6 +72,23 @@ void matmul(benchmark::State& state) {
                                                   benchmark::Counter::kIs1000);
 }
 
+// shared/anchors/bench_torch.cpp's conv step (NCHW, LibTorch's faster layout here).
+void conv_step(benchmark::State& state, double flops) {
+    torch::manual_seed(3);
+    auto x = torch::randn({32, 1, 28, 28});
+    torch::nn::Conv2d c1(torch::nn::Conv2dOptions(1, 32, 3)), c2(torch::nn::Conv2dOptions(32, 64, 3));
+    std::vector<torch::Tensor> params = c1->parameters();
+    for (auto& p : c2->parameters()) params.push_back(p);
+    for (auto _ : state) {
+        for (auto& p : params) p.mutable_grad().reset();
+        auto y = c2(torch::relu(c1(x))).mean();
+        y.backward();
+        benchmark::DoNotOptimize(params[0].grad());
+    }
+    state.counters["GFLOPS"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate,
+                                                  benchmark::Counter::kIs1000);
+}
+
 }  // namespace
 
 bool available() { return true; }
@@ -91,6 +108,11 @@ void register_sum_axis1() { benchmark::RegisterBenchmark("reduce/sum_axis1/libto
 void register_matmul(int64_t n) {
     benchmark::RegisterBenchmark(("matmul/" + std::to_string(n) + "/libtorch").c_str(), matmul)->Arg(n)->UseRealTime();
 }
+void register_conv_step(double flops) {
+    benchmark::RegisterBenchmark("nn/conv_step/libtorch", conv_step, flops)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+}
 
 }  // namespace torch_cases
 
@@ -106,6 +128,7 @@ void register_exp(int64_t) {}
 void register_sum_all() {}
 void register_sum_axis1() {}
 void register_matmul(int64_t) {}
+void register_conv_step(double) {}
 }  // namespace torch_cases
 
 #endif

@@ -15,5 +15,6 @@ void register_exp(int64_t n);
 void register_sum_all();
 void register_sum_axis1();
 void register_matmul(int64_t n);
+void register_conv_step(double flops);  // bench_nn: the anchors' conv step, NCHW
 
 }  // namespace torch_cases

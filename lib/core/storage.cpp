@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/backend.hpp"
+#include "core/deferred.hpp"
 
 namespace tapeflow {
 namespace {
@@ -142,8 +143,30 @@ Storage::Storage(std::size_t nbytes, Device device) : nbytes_(nbytes), device_(d
     if (!device.is_cpu()) check_device(device);  // also for empty tensors: no silent bad device
     if (nbytes == 0) return;
     allocator_ = &allocator_for(device.type());
-    data_ = allocator_->allocate(nbytes, device);
-    count(device, static_cast<int64_t>(nbytes));
+    allocate();
+}
+
+void Storage::allocate() const {
+    data_ = allocator_->allocate(nbytes_, device_);
+    count(device_, static_cast<int64_t>(nbytes_));
+}
+
+void Storage::defer(std::shared_ptr<detail::Deferred> computation) {
+    if (data_ != nullptr) {
+        allocator_->deallocate(data_, nbytes_, device_);
+        count(device_, -static_cast<int64_t>(nbytes_));
+        data_ = nullptr;
+    }
+    deferred_ = std::move(computation);
+    __atomic_store_n(&pending_, deferred_ != nullptr, __ATOMIC_RELEASE);
+}
+
+void Storage::materialize() const {
+    deferred_->run([this] {
+        if (nbytes_ != 0) allocate();
+        return data_;
+    });
+    __atomic_store_n(&pending_, false, __ATOMIC_RELEASE);
 }
 
 Storage::~Storage() {

@@ -10,6 +10,10 @@
 
 namespace tapeflow {
 
+namespace detail {
+class Deferred;  // a computation that fills a Storage when it is first read (lib/core/deferred.hpp)
+}
+
 /// Allocates device memory. Implementations throw errors::ResourceExhaustedError when out of memory
 /// and must be thread-safe. The CUDA backend brings its own allocator.
 class Allocator {
@@ -44,12 +48,32 @@ public:
     Storage(const Storage&) = delete;
     Storage& operator=(const Storage&) = delete;
 
-    void* data() const { return data_; }
+    /// The bytes. A storage whose contents are still deferred (fused element-wise chains, see
+    /// NOTE [Deferred element-wise fusion] in lib/kernels/cpu/fusion.hpp) is allocated and computed
+    /// first, so every reader sees finished data.
+    void* data() const {
+        if (pending()) [[unlikely]] materialize();
+        return data_;
+    }
     std::size_t nbytes() const { return nbytes_; }
     Device device() const { return device_; }
 
+    /// Makes the contents the result of `computation`, run (into freshly allocated memory) on the
+    /// first data() call; the memory allocated so far is released until then. Only for a storage
+    /// no one has read yet (a kernel's fresh output).
+    void defer(std::shared_ptr<detail::Deferred> computation);
+    /// The pending computation, or nullptr once computed (or if there never was one).
+    detail::Deferred* deferred() const { return pending() ? deferred_.get() : nullptr; }
+
 private:
-    void* data_ = nullptr;
+    // An atomic flag without <atomic> in this public header (parse time): GCC/Clang builtins.
+    bool pending() const { return __atomic_load_n(&pending_, __ATOMIC_ACQUIRE); }
+    void materialize() const;
+    void allocate() const;
+
+    std::shared_ptr<detail::Deferred> deferred_;  // set once before the storage is shared
+    mutable bool pending_ = false;
+    mutable void* data_ = nullptr;
     std::size_t nbytes_ = 0;
     Device device_;
     Allocator* allocator_ = nullptr;

@@ -25,6 +25,7 @@
 
 #include "core/dtype_dispatch.hpp"
 #include "core/parallel.hpp"
+#include "kernels/cpu/fusion.hpp"
 #include "ops/dispatch.hpp"
 
 namespace tapeflow::cpu::ew {
@@ -314,10 +315,29 @@ void visit_in_set(const KernelContext& ctx, DType dtype, Body&& body) {
     });
 }
 
+/// float and double: the types whose large element-wise results may be deferred and fused.
+template <class S>
+inline constexpr bool kFusable = std::is_same_v<S, float> || std::is_same_v<S, double>;
+
+/// The fusion block function of a binary functor (fusion::BlockFn).
+template <class F, class S>
+void binary_block(const void* a, bool va, const void* b, bool vb, void* out, int64_t n) {
+    const auto* pa = static_cast<const S*>(a);
+    const auto* pb = static_cast<const S*>(b);
+    auto* po = static_cast<S*>(out);
+    if (va && vb) return binary_run<true, true>(F{}, pa, pb, po, n);
+    if (va) return binary_run<true, false>(F{}, pa, pb, po, n);
+    if (vb) return binary_run<false, true>(F{}, pa, pb, po, n);
+    binary_run<false, false>(F{}, pa, pb, po, n);
+}
+
 template <class F, TypeSet K, IntCheck C = IntCheck::none, int64_t Grain = kGrain>
 void arithmetic_kernel(const KernelContext& ctx) {
     visit_in_set<K>(ctx, ctx.inputs[0].dtype(), [&](auto tag) {
         using S = typename decltype(tag)::type;
+        if constexpr (kFusable<S>) {
+            if (fusion::try_defer(ctx, &binary_block<F, S>)) return;
+        }
         check_integer_operand<C, S>(ctx);
         binary_loop<F, S, S>(ctx, F{}, Grain);
     });
@@ -347,6 +367,12 @@ void unary_run(const F& f, const S* __restrict in, S* __restrict out, int64_t n)
         for (int64_t i = 0; i < n; ++i)
             out[i] = store<S>(f(load(in[i])));
     }
+}
+
+/// The fusion block function of a unary functor (fusion::BlockFn; the operand always varies).
+template <class F, class S>
+void unary_block(const void* a, bool, const void*, bool, void* out, int64_t n) {
+    unary_run(F{}, static_cast<const S*>(a), static_cast<S*>(out), n);
 }
 
 template <class F, class S>

@@ -10,6 +10,11 @@ void register_cpu_kernels(KernelRegistry& r) {
     register_linalg_cpu(r);
     register_array_cpu(r);
     register_indexing_cpu(r);
+    register_activation_cpu(r);
+    register_softmax_cpu(r);
+    register_bias_add_cpu(r);
+    register_conv_cpu(r);
+    register_pool_cpu(r);
     register_training_cpu(r);
 }
 

@@ -12,6 +12,9 @@ template <class F, TypeSet K, int64_t Grain = kGrain>
 void unary_kernel(const KernelContext& ctx) {
     visit_in_set<K>(ctx, ctx.inputs[0].dtype(), [&](auto tag) {
         using S = typename decltype(tag)::type;
+        if constexpr (kFusable<S>) {
+            if (fusion::try_defer(ctx, &unary_block<F, S>)) return;
+        }
         unary_loop<F, S>(ctx, F{}, Grain);
     });
 }

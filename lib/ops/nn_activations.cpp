@@ -1,0 +1,158 @@
+// tf::nn activations and softmax: the public wrappers of include/tapeflow/ops/nn.hpp and the
+// gradient rows of Relu ... LeakyRelu, their *Grad ops, Softmax and LogSoftmax, following
+// TensorFlow's nn_grad.py (the *Grad ops have rows of their own, so second derivatives work).
+// CPU kernels: lib/kernels/cpu/activation_cpu.cpp and softmax_cpu.cpp.
+#include <tapeflow/ops/creation.hpp>
+#include <tapeflow/ops/math.hpp>
+#include <tapeflow/ops/nn.hpp>
+
+#include "ops/nn_common.hpp"
+#include "ops/op_families.hpp"
+
+namespace tapeflow {
+namespace {
+
+using nn_detail::check_float;
+
+Tensor activation(Op op, const Tensor& x, const Attrs& attrs = {}) {
+    nn_detail::check_defined(op, x, "features");
+    // Relu and Relu6 also take signed integers, as in TensorFlow; the others only floats.
+    const bool int_ok = op == Op::relu || op == Op::relu6;
+    if (!(is_floating(x.dtype()) ||
+          (int_ok && (x.dtype() == DType::int32 || x.dtype() == DType::int64)))) {
+        check_float(op, x, "features");
+    }
+    return apply(op, {x}, OutputSpec{x.shape(), x.dtype()}, attrs);
+}
+
+// The *Grad ops take (upstream gradient, features or outputs) of one shape and dtype.
+Tensor activation_grad(Op op, const Tensor& g, const Tensor& x, const Attrs& attrs = {}) {
+    return apply(op, {g, x}, OutputSpec{x.shape(), x.dtype()}, attrs);
+}
+
+Tensor softmax_like(Op op, const Tensor& logits, int64_t axis) {
+    check_float(op, logits, "logits");
+    if (logits.shape().rank() == 0) {
+        op_fail(op, "logits must have >= 1 dimension, got {}", logits.shape().debug_string());
+    }
+    const int64_t a = normalize_axis(axis, logits.shape().rank(), op_type(op));
+    return apply(op, {logits}, OutputSpec{logits.shape(), logits.dtype()}, Attrs().set("axis", a));
+}
+
+double alpha_of(const GradCtx& c) {
+    return c.attrs.get<double>("alpha");
+}
+
+Tensor leaky_relu_grad(const Tensor& g, const Tensor& x, double alpha) {
+    return activation_grad(Op::leaky_relu_grad, g, x, Attrs().set("alpha", alpha));
+}
+
+// TF _SoftmaxGrad: (g - sum(g y)) y along the axis.
+Grads softmax_grad(const GradCtx& c) {
+    const Tensor& y = c.out[0];
+    const int64_t axis = c.attrs.get<int64_t>("axis");
+    return {multiply(subtract(c.grad(), reduce_sum(multiply(c.grad(), y), axis, true)), y)};
+}
+
+// TF _LogSoftmaxGrad: g - sum(g) e^y along the axis.
+Grads log_softmax_grad(const GradCtx& c) {
+    const Tensor& y = c.out[0];
+    const int64_t axis = c.attrs.get<int64_t>("axis");
+    return {subtract(c.grad(), multiply(reduce_sum(c.grad(), axis, true), exp(y)))};
+}
+
+// Rows: the activation's gradient is its *Grad op; a *Grad op's gradient w.r.t. the upstream
+// gradient is the same *Grad op, and w.r.t. the features zero (piecewise linear) or, for elu and
+// selu (whose *Grad reads the outputs y), g_in * gg where y < 0 (TF _EluGradGrad/_SeluGradGrad).
+const OpDef kActivationOps[] = {
+    {Op::relu,
+     Save::inputs,  // relu' = [x > 0]
+     [](const GradCtx& c) -> Grads { return {activation_grad(Op::relu_grad, c.grad(), c.in[0])}; }},
+    {Op::relu_grad,
+     Save::inputs,  // linear in g; piecewise constant in x
+     [](const GradCtx& c) -> Grads {
+         return {activation_grad(Op::relu_grad, c.grad(), c.in[1]), zeros_like(c.in[1])};
+     }},
+    {Op::relu6,
+     Save::inputs,  // relu6' = [0 < x < 6]
+     [](const GradCtx& c) -> Grads { return {activation_grad(Op::relu6_grad, c.grad(), c.in[0])}; }},
+    {Op::relu6_grad,
+     Save::inputs,
+     [](const GradCtx& c) -> Grads {
+         return {activation_grad(Op::relu6_grad, c.grad(), c.in[1]), zeros_like(c.in[1])};
+     }},
+    {Op::elu,
+     Save::output,  // elu' = y + 1 where y < 0, else 1
+     [](const GradCtx& c) -> Grads { return {activation_grad(Op::elu_grad, c.grad(), c.out[0])}; }},
+    {Op::elu_grad,
+     Save::inputs,  // d/dy [g (y + 1)] = g where y < 0
+     [](const GradCtx& c) -> Grads {
+         const Tensor& y = c.in[1];
+         const Tensor neg = less(y, scalar_like(y, 0));
+         return {activation_grad(Op::elu_grad, c.grad(), y),
+                 where(neg, multiply(c.grad(), c.in[0]), zeros_like(y))};
+     }},
+    {Op::selu,
+     Save::output,  // selu' = y + scale alpha where y < 0, else scale
+     [](const GradCtx& c) -> Grads { return {activation_grad(Op::selu_grad, c.grad(), c.out[0])}; }},
+    {Op::selu_grad,
+     Save::inputs,  // d/dy [g (y + scale alpha)] = g where y < 0
+     [](const GradCtx& c) -> Grads {
+         const Tensor& y = c.in[1];
+         const Tensor neg = less(y, scalar_like(y, 0));
+         return {activation_grad(Op::selu_grad, c.grad(), y),
+                 where(neg, multiply(c.grad(), c.in[0]), zeros_like(y))};
+     }},
+    {Op::leaky_relu,
+     Save::inputs,  // leaky_relu' = 1 where x > 0, else alpha
+     [](const GradCtx& c) -> Grads { return {leaky_relu_grad(c.grad(), c.in[0], alpha_of(c))}; }},
+    {Op::leaky_relu_grad,
+     Save::inputs,
+     [](const GradCtx& c) -> Grads {
+         return {leaky_relu_grad(c.grad(), c.in[1], alpha_of(c)), zeros_like(c.in[1])};
+     }},
+    {Op::softmax, Save::output, softmax_grad},          // J = diag(y) - y y^T
+    {Op::log_softmax, Save::output, log_softmax_grad},  // J = I - 1 softmax^T
+};
+
+}  // namespace
+
+std::span<const OpDef> nn_activation_op_defs() {
+    return kActivationOps;
+}
+
+namespace nn {
+
+Tensor relu(const Tensor& x) {
+    return activation(Op::relu, x);
+}
+Tensor relu6(const Tensor& x) {
+    return activation(Op::relu6, x);
+}
+Tensor elu(const Tensor& x) {
+    return activation(Op::elu, x);
+}
+Tensor selu(const Tensor& x) {
+    return activation(Op::selu, x);
+}
+Tensor leaky_relu(const Tensor& x, double alpha) {
+    return activation(Op::leaky_relu, x, Attrs().set("alpha", alpha));
+}
+Tensor softplus(const Tensor& x) {
+    return tapeflow::softplus(x);
+}
+Tensor sigmoid(const Tensor& x) {
+    return tapeflow::sigmoid(x);
+}
+Tensor tanh(const Tensor& x) {
+    return tapeflow::tanh(x);
+}
+Tensor softmax(const Tensor& logits, int64_t axis) {
+    return softmax_like(Op::softmax, logits, axis);
+}
+Tensor log_softmax(const Tensor& logits, int64_t axis) {
+    return softmax_like(Op::log_softmax, logits, axis);
+}
+
+}  // namespace nn
+}  // namespace tapeflow
