@@ -1,6 +1,8 @@
-// The .cu kernels' launchers, in plain C++: pointers, sizes and scalars only. .cu files include no
-// tapeflow header beyond lib/random/philox.hpp (nvcc cannot compile fmt's consteval checks), and the
-// g++-compiled ops_cuda.cpp turns KernelContexts into these calls. Each returns the launch status.
+// The .cu kernels' launchers, in plain C++: pointers, sizes, plain structs and scalars only. .cu
+// files include no tapeflow header beyond the plain shared ones (lib/random/philox.hpp,
+// lib/kernels/elementwise_functors.hpp): nvcc cannot compile fmt's consteval checks. The
+// g++-compiled ops_cuda*.cpp files turn KernelContexts into these calls. Every launcher queues its
+// work on `stream` and returns the launch status (cudaSuccess for empty work).
 #pragma once
 
 #include <cstdint>
@@ -9,15 +11,152 @@
 
 namespace tapeflow::cuda_launch {
 
+/// Element types, in tapeflow::DType's order (ops_cuda.cpp converts with a static_cast).
+enum class Elem : uint8_t { f32, f64, i32, i64, u8, b8, f16, bf16 };
+
+/// Most dimensions of an index plan after merging (the CPU's broadcast plans allow as many).
+inline constexpr int kMaxDims = 16;
+
+/// An N-operand walk over `dims` (row-major order of the output): strides[k][d] is operand k's
+/// element stride along dimension d (0 where it is broadcast, negative for reversed slices).
+template <int N>
+struct IndexPlan {
+    int rank = 0;
+    int64_t dims[kMaxDims] = {};
+    int64_t strides[N][kMaxDims] = {};
+};
+
+// ---- creation and random (array_kernels.cu, random_kernels.cu) ----
+
 /// out[i] = pattern for i < n, with elements of `element_size` bytes (1, 2, 4 or 8).
-cudaError_t fill_bits(void* out, int64_t n, uint64_t pattern, int element_size);
+cudaError_t fill_bits(void* out, int64_t n, uint64_t pattern, int element_size, cudaStream_t stream);
 
 enum class Distribution { uniform, normal, truncated_normal };
 
-/// Element i of `distribution` from the Philox stream (key, call), as a + b * sample: for uniform
-/// a = minval, b = maxval - minval; for the normals a = mean, b = stddev. `is_double` selects
-/// float64 output, else float32.
-cudaError_t random(void* out, int64_t n, bool is_double, Distribution distribution, uint64_t key,
-                   uint64_t call, double a, double b);
+/// The Philox stream (key, call) and the affine step a + b * sample: for uniform a = minval,
+/// b = maxval - minval; for the normals a = mean, b = stddev. Integer uniforms: int_lo + [0, int_range).
+struct RandomParams {
+    Distribution distribution = Distribution::uniform;
+    uint64_t key = 0, call = 0;
+    double a = 0, b = 1;
+    int64_t int_lo = 0;
+    uint64_t int_range = 1;
+};
+
+/// Element i of the distribution for i < n, in any float or int32/int64 `elem`.
+cudaError_t random(void* out, int64_t n, Elem elem, const RandomParams& params, cudaStream_t stream);
+
+/// out's row i = in's row perm[i] (perm: rows int64s on the device), for random_shuffle.
+cudaError_t permute_rows(const void* in, void* out, const int64_t* perm, int64_t rows,
+                         int64_t row_bytes, cudaStream_t stream);
+
+// ---- element-wise (unary_kernels.cu, binary_kernels.cu, compare_kernels.cu) ----
+
+enum class Unary {
+    negative, abs, sign, exp, expm1, log, log1p, sqrt, rsqrt, square, reciprocal, sin, cos, tanh,
+    sigmoid, erf, floor, ceil, round, softplus, logical_not
+};
+enum class Binary {
+    add, sub, mul, div, floordiv, floormod, pow, maximum, minimum, squared_difference,
+    divide_no_nan, equal, not_equal, less, less_equal, greater, greater_equal, logical_and,
+    logical_or
+};
+
+/// out[i] = f(in[i]) for i < n (contiguous).
+cudaError_t unary(Unary op, Elem elem, const void* in, void* out, int64_t n, cudaStream_t stream);
+
+/// out = f(a, b) over `n` output elements. `plan` is null for the linear case, where a_step and
+/// b_step (1 or 0: a scalar operand) give each operand's stride; otherwise plan->strides[0/1] walk
+/// a and b. Arithmetic ops write `elem`, comparisons and logic write bool.
+cudaError_t binary(Binary op, Elem elem, const void* a, const void* b, void* out, int64_t n,
+                   int a_step, int b_step, const IndexPlan<2>* plan, cudaStream_t stream);
+
+/// where(cond, x, y) with three-way broadcasting, moving elements of `element_size` bytes.
+cudaError_t where(const void* cond, const void* x, const void* y, void* out, int64_t n,
+                  int element_size, const IndexPlan<3>& plan, cudaStream_t stream);
+
+/// Most inputs one add_n launch sums; more are summed in several passes.
+inline constexpr int kAddNMax = 32;
+/// out = ((in[0] + in[1]) + ...) + in[count-1], in the compute type (float for 16-bit floats);
+/// with `accumulate`, out is added first: ((out + in[0]) + ...).
+cudaError_t add_n(Elem elem, const void* const* in, int count, bool accumulate, void* out,
+                  int64_t n, cudaStream_t stream);
+
+/// out[i] = tf.cast(in[i]) from `from` to `to` (conversion rules of convert_element).
+cudaError_t cast(Elem from, Elem to, const void* in, void* out, int64_t n, cudaStream_t stream);
+
+// ---- data movement (copy_kernels.cu) ----
+
+/// in [batch, rows, cols] to out [batch, cols, rows] (tiled through shared memory).
+cudaError_t transpose_last2(void* out, const void* in, int element_size, int64_t batch,
+                            int64_t rows, int64_t cols, cudaStream_t stream);
+
+/// out[plan.strides[0] . idx] = in[plan.strides[1] . idx] for every index idx of plan.dims, with
+/// elements of `element_size` bytes (1, 2, 4 or 8); out and in point at the walk's origin.
+cudaError_t strided_copy(void* out, const void* in, int element_size, const IndexPlan<2>& plan,
+                         cudaStream_t stream);
+
+// ---- indexing (index_kernels.cu); the indices are validated by the caller ----
+
+/// gather: params as [batch * outer, n, inner] words of `element_size` bytes, indices (int32 or
+/// int64) as [batch, m]; out[bo, j, c] = params[bo, idx[bo / outer, j], c], `total` output elements.
+cudaError_t gather(const void* params, const void* indices, Elem index_elem, void* out,
+                   int element_size, int64_t total, int64_t outer, int64_t n, int64_t inner,
+                   int64_t m, cudaStream_t stream);
+
+/// one_hot: out as [outer, depth, inner] = (indices[outer, inner] == depth index) ? on : off, with
+/// on/off the bit patterns of the output dtype; indices int32, int64 or uint8.
+cudaError_t one_hot(const void* indices, Elem index_elem, void* out, int element_size, int64_t total,
+                    int64_t depth, int64_t inner, uint64_t on, uint64_t off, cudaStream_t stream);
+
+/// Segment sum: acc[ids[r], c] += data[r, c] for rows r of `width` elements (total = rows of data
+/// x width), ids (int32 or int64) outside [0, rows) dropped. `acc` is zeroed by the caller and has
+/// the compute type (float for the 16-bit floats, else the data's type; not uint8 or bool).
+cudaError_t segment_sum(Elem elem, const void* data, const void* ids, Elem id_elem, void* acc,
+                        int64_t total, int64_t width, int64_t rows, cudaStream_t stream);
+
+/// mirror_pad: out (dims out_dims, row-major) from in (in_dims); along each axis, output index o
+/// reads input index o - before mirrored into range (offset 1: REFLECT, 0: SYMMETRIC).
+struct MirrorPlan {
+    int rank = 0;
+    int offset = 0;
+    int64_t out_dims[kMaxDims] = {};
+    int64_t in_dims[kMaxDims] = {};
+    int64_t before[kMaxDims] = {};
+};
+cudaError_t mirror_pad(void* out, const void* in, int element_size, int64_t n, const MirrorPlan& plan,
+                       cudaStream_t stream);
+/// One axis of mirror_pad_grad: out [outer, narrow, inner] sums in [outer, wide, inner] over the
+/// mirror map (padding `before` on the axis, offset as in MirrorPlan), in the CPU's order. in and
+/// out elements may differ within one compute type (a 16-bit float and float32).
+cudaError_t mirror_fold(Elem in_elem, Elem out_elem, const void* in, void* out, int64_t outer,
+                        int64_t narrow, int64_t wide, int64_t inner, int64_t before, int offset,
+                        cudaStream_t stream);
+
+/// C[b] = op(A[a_batch[b]]) op(B[b_batch[b]]) for int32/int64 (wrapping, as the CPU), row-major
+/// [m, k] x [k, n]; a_batch and b_batch: `batch` int64 batch indices on the device.
+cudaError_t int_matmul(Elem elem, const void* a, const void* b, void* c, const int64_t* a_batch,
+                       const int64_t* b_batch, int64_t batch, int64_t m, int64_t n, int64_t k,
+                       bool transpose_a, bool transpose_b, cudaStream_t stream);
+
+// ---- reductions and scans (reduce_kernels.cu) ----
+
+enum class Reduce { sum, mean, prod, max, min, any, all };
+
+/// Reduces `in`, seen as [outer..., reduced...]: plan.dims holds the kept dimensions then the
+/// reduced ones (kept_rank of them first); plan.strides[0] is the input's stride for each. out is
+/// contiguous over the kept dimensions. `scratch` holds scratch_bytes() of device memory.
+cudaError_t reduce(Reduce op, Elem elem, const void* in, void* out, const IndexPlan<1>& plan,
+                   int kept_rank, void* scratch, int sm_count, cudaStream_t stream);
+/// Device bytes reduce() needs as scratch for this shape (0 when it needs none).
+int64_t reduce_scratch_bytes(Elem elem, int64_t n_out, int64_t n_reduced, int sm_count);
+
+/// argmax / argmin of [outer, n, inner] along n; `out` is int32 or int64 (out_is_64).
+cudaError_t arg_reduce(bool is_max, Elem elem, const void* in, void* out, bool out_is_64,
+                       int64_t outer, int64_t n, int64_t inner, cudaStream_t stream);
+
+/// cumsum / cumprod of [outer, n, inner] along n.
+cudaError_t scan(bool is_prod, Elem elem, const void* in, void* out, int64_t outer, int64_t n,
+                 int64_t inner, bool exclusive, bool reverse, cudaStream_t stream);
 
 }  // namespace tapeflow::cuda_launch

@@ -24,6 +24,8 @@
 #include <tapeflow/ops/math.hpp>
 #include <tapeflow/ops/nn.hpp>
 #include <tapeflow/random.hpp>
+#include <tapeflow/io.hpp>
+#include <tapeflow/summary.hpp>
 #include <tapeflow/train/learning_rate.hpp>
 #include <tapeflow/train/optimizer.hpp>
 #include <tapeflow/train/optimizers.hpp>

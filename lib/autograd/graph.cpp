@@ -1,4 +1,5 @@
-// tape.graph(): turns a tape's entries into GraphDef-shaped nodes, and Graph::to_text().
+// tape.graph(): turns a tape's entries into GraphDef-shaped nodes. Graph::to_text() is in
+// lib/summary/graph_def.cpp (protobuf's TextFormat of the GraphDef).
 #include <tapeflow/autograd/graph.hpp>
 
 #include <unordered_map>
@@ -27,8 +28,17 @@ std::string attr_text(const AttrValue& v) {
             } else if constexpr (std::is_same_v<T, double>) {
                 return fmt::format("f: {}", x);
             } else if constexpr (std::is_same_v<T, std::string>) {
-                std::string escaped;
-                for (char c : x) escaped += (c == '"' || c == '\\') ? std::string{'\\', c} : std::string{c};
+                std::string escaped;  // text-format escapes, so protobuf's TextFormat parses it back
+                for (char c : x) {
+                    const auto u = static_cast<unsigned char>(c);
+                    if (c == '"' || c == '\\') {
+                        escaped += std::string{'\\', c};
+                    } else if (u < 0x20 || u == 0x7F) {
+                        escaped += fmt::format("\\{:03o}", u);
+                    } else {
+                        escaped += c;
+                    }
+                }
                 return "s: \"" + escaped + "\"";
             } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
                 std::string out = "list {";
@@ -41,12 +51,6 @@ std::string attr_text(const AttrValue& v) {
             }
         },
         v);
-}
-
-std::string escape(const std::string& s) {
-    std::string out;
-    for (char c : s) out += (c == '"' || c == '\\') ? std::string{'\\', c} : std::string{c};
-    return out;
 }
 
 }  // namespace
@@ -63,20 +67,6 @@ std::string tf_datatype_name(DType dtype) {
         case DType::bfloat16: return "DT_BFLOAT16";
     }
     return "DT_INVALID";
-}
-
-std::string Graph::to_text() const {
-    std::string out;
-    for (const GraphNode& n : nodes_) {
-        out += fmt::format("node {{\n  name: \"{}\"\n  op: \"{}\"\n", escape(n.name), escape(n.op));
-        for (const std::string& in : n.inputs) out += fmt::format("  input: \"{}\"\n", escape(in));
-        if (!n.device.empty()) out += fmt::format("  device: \"{}\"\n", escape(n.device));
-        for (const auto& [key, value] : n.attrs) {
-            out += fmt::format("  attr {{\n    key: \"{}\"\n    value {{ {} }}\n  }}\n", escape(key), value);
-        }
-        out += "}\n";
-    }
-    return out + "versions {\n  producer: 1\n}\n";
 }
 
 Graph GradientTape::graph() const {

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "core/hd.hpp"
+#include "random/exact_math.hpp"
 
 namespace tapeflow::philox {
 
@@ -65,15 +66,21 @@ TAPEFLOW_HD inline double unit_double(uint32_t hi, uint32_t lo) {
     return static_cast<double>(bits & ((uint64_t{1} << 53) - 1)) * (1.0 / 9007199254740992.0);
 }
 
-/// Box-Muller: two independent standard normals from two uniforms in [0, 1). Computed in double and
-/// rounded once, so float results agree between host and device libm. (::log etc.: inside
-/// namespace tapeflow the unqualified names are the tensor ops.)
+/// Box-Muller: two independent standard normals from two uniforms in [0, 1), with the log, sin and
+/// cos of exact_math.hpp, so host and device give the same bits (the libm functions differ by ulps).
 TAPEFLOW_HD inline void box_muller(double u1, double u2, double& z0, double& z1) {
-    constexpr double kTwoPi = 6.283185307179586476925286766559;
-    const double radius = ::sqrt(-2.0 * ::log(1.0 - u1));  // 1 - u1 is in (0, 1]: log is finite
-    z0 = radius * ::cos(kTwoPi * u2);
-    z1 = radius * ::sin(kTwoPi * u2);
+    // 1 - u1 is in (0, 1]: log is finite
+    const double radius = exact::sqrt(exact::mul(-2.0, exact::log(1.0 - u1)));
+    double s = 0, c = 0;
+    exact::sincos_turns(u2, s, c);
+    z0 = exact::mul(radius, c);
+    z1 = exact::mul(radius, s);
 }
+
+/// a + b * x with the product rounded on its own (no fma on either device): the affine step of every
+/// distribution, shared so that CPU and CUDA kernels round alike.
+TAPEFLOW_HD inline double affine(double a, double b, double x) { return a + exact::mul(b, x); }
+TAPEFLOW_HD inline float affine(float a, float b, float x) { return a + exact::mul(b, x); }
 
 // ---- Element i of each distribution: pure functions of (stream, i), used by CPU and CUDA kernels.
 
@@ -120,6 +127,20 @@ TAPEFLOW_HD inline double truncated_normal_at(const Stream& s, uint64_t i) {
         if (::fabs(z1) <= 2.0) return z1;
     }
     return 0.0;
+}
+
+/// random_shuffle's permutation of `rows` rows: Fisher-Yates, the swap partner of row i drawn from
+/// element i of the stream (a function of the stream and the row count only, so the CUDA kernel
+/// draws it on the host too).
+inline void shuffle_permutation(const Stream& s, int64_t rows, int64_t* perm) {
+    for (int64_t i = 0; i < rows; ++i) perm[i] = i;
+    for (int64_t i = rows - 1; i > 0; --i) {
+        const auto j = static_cast<int64_t>(
+            uniform_int_at(s, static_cast<uint64_t>(i), static_cast<uint64_t>(i) + 1));
+        const int64_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
 }
 
 }  // namespace tapeflow::philox

@@ -36,7 +36,7 @@ TEST_CASE("a missing kernel raises UnimplementedError naming op, device and dtyp
     }
     if (!tf::cuda::is_available()) {
         // Without a GPU build or device, a CUDA dispatch still fails cleanly.
-        CHECK_THROWS_AS(tf::kernel_registry().find(Op::one_hot, tf::Device::cuda(0), tf::float32),
+        CHECK_THROWS_AS(tf::kernel_registry().find(Op::sqrt, tf::Device::cuda(0), tf::int32),
                         tf::errors::UnimplementedError);
     }
 }

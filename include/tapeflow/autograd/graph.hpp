@@ -27,7 +27,8 @@ public:
     std::size_t num_nodes() const { return nodes_.size(); }
     const std::vector<GraphNode>& nodes() const { return nodes_; }
     void add_node(GraphNode node) { nodes_.push_back(std::move(node)); }
-    /// GraphDef in protobuf text format (what `write_graph(..., as_text = true)` writes).
+    /// GraphDef in protobuf text format (what `write_graph(..., as_text = true)` writes): protobuf's
+    /// TextFormat of the GraphDef that graph events carry (lib/summary/graph_def.cpp).
     std::string to_text() const;
 
 private:

@@ -1,7 +1,6 @@
 // CPU kernels of the random ops. Each element is computed from (stream, index) alone, so the result
 // does not depend on how parallel_for splits the work. See lib/random/philox.hpp.
 #include <cstring>
-#include <numeric>
 
 #include "core/dtype_dispatch.hpp"
 #include "core/parallel.hpp"
@@ -59,13 +58,13 @@ void random_uniform_kernel(const KernelContext& ctx) {
             }
         });
     } else if (y.dtype() == DType::float64) {
-        fill_floats(y, [&](uint64_t i) { return lo + (hi - lo) * philox::uniform_double_at(s, i); });
+        fill_floats(y, [&](uint64_t i) { return philox::affine(lo, hi - lo, philox::uniform_double_at(s, i)); });
     } else {
         // float32 and the 16-bit floats draw 24-bit floats and compute in float, like TensorFlow.
         const auto lo_f = static_cast<float>(lo);
         const auto width = static_cast<float>(hi - lo);
         fill_floats(y, [&](uint64_t i) {
-            return static_cast<double>(lo_f + width * philox::uniform_float_at(s, i));
+            return static_cast<double>(philox::affine(lo_f, width, philox::uniform_float_at(s, i)));
         });
     }
 }
@@ -74,7 +73,8 @@ void random_normal_kernel(const KernelContext& ctx) {
     const philox::Stream s = stream_of(ctx.attrs);
     const double mean = ctx.attrs.get<double>("mean");
     const double stddev = ctx.attrs.get<double>("stddev");
-    fill_floats(ctx.outputs[0], [&](uint64_t i) { return mean + stddev * philox::normal_at(s, i); });
+    fill_floats(ctx.outputs[0],
+                [&](uint64_t i) { return philox::affine(mean, stddev, philox::normal_at(s, i)); });
 }
 
 void truncated_normal_kernel(const KernelContext& ctx) {
@@ -82,22 +82,17 @@ void truncated_normal_kernel(const KernelContext& ctx) {
     const double mean = ctx.attrs.get<double>("mean");
     const double stddev = ctx.attrs.get<double>("stddev");
     fill_floats(ctx.outputs[0],
-                [&](uint64_t i) { return mean + stddev * philox::truncated_normal_at(s, i); });
+                [&](uint64_t i) { return philox::affine(mean, stddev, philox::truncated_normal_at(s, i)); });
 }
 
-// Fisher-Yates over the rows, with the swap partner of row i drawn from element i of the stream.
+// Rows in philox::shuffle_permutation's order.
 void random_shuffle_kernel(const KernelContext& ctx) {
     const Tensor& x = ctx.inputs[0];
     const Tensor& y = ctx.outputs[0];
     const philox::Stream s = stream_of(ctx.attrs);
     const int64_t rows = x.rank() == 0 ? 1 : x.shape()[0];
     std::vector<int64_t> perm(static_cast<std::size_t>(rows));
-    std::iota(perm.begin(), perm.end(), int64_t{0});
-    for (int64_t i = rows - 1; i > 0; --i) {
-        const auto j = static_cast<int64_t>(
-            philox::uniform_int_at(s, static_cast<uint64_t>(i), static_cast<uint64_t>(i) + 1));
-        std::swap(perm[static_cast<std::size_t>(i)], perm[static_cast<std::size_t>(j)]);
-    }
+    philox::shuffle_permutation(s, rows, perm.data());
     const std::size_t row_bytes = rows == 0 ? 0 : x.nbytes() / static_cast<std::size_t>(rows);
     const auto* in = static_cast<const char*>(x.raw_data());
     auto* out = static_cast<char*>(y.mutable_raw_data());

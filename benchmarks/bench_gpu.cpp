@@ -1,0 +1,205 @@
+// GPU benchmarks against the goals (docs/gpu.md): element-wise ops on 256M floats against
+// the device-to-device copy bandwidth measured in the same run, matmul 4096^3 (float32, bfloat16)
+// against cuBLAS called directly with the same settings, and the host cost of one small op.
+// Plain main (no Google Benchmark: the GPU machine has none); prints one line per measurement.
+// Usage: bench_gpu [--quick]   (--quick: smaller sizes, for a smoke run)
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <string>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <tapeflow/tapeflow.hpp>
+
+#include "cuda_context.hpp"
+#include "launch.hpp"
+
+namespace tapeflow {
+void cuda_synchronize(int device);  // cuda/backend.cpp
+}
+
+namespace tf = tapeflow;
+
+namespace {
+
+double now_s() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Best of `reps` timings of `iters` calls of f, synchronizing tapeflow's stream around each timing.
+double time_op(const std::function<void()>& f, int iters, int reps = 3) {
+    f();
+    tf::cuda_synchronize(0);
+    double best = 1e30;
+    for (int r = 0; r < reps; ++r) {
+        const double t0 = now_s();
+        for (int i = 0; i < iters; ++i) f();
+        tf::cuda_synchronize(0);
+        best = std::min(best, (now_s() - t0) / iters);
+    }
+    return best;
+}
+
+void check(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) {
+        std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+        std::exit(1);
+    }
+}
+
+double copy_bandwidth(std::size_t bytes) {
+    void* a = nullptr;
+    void* b = nullptr;
+    check(cudaMalloc(&a, bytes), "cudaMalloc");
+    check(cudaMalloc(&b, bytes), "cudaMalloc");
+    check(cudaMemset(a, 0, bytes), "cudaMemset");
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    float best_ms = 1e30f;
+    for (int r = 0; r < 5; ++r) {
+        cudaEventRecord(e0);
+        check(cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice), "cudaMemcpy");
+        cudaEventRecord(e1);
+        cudaEventSynchronize(e1);
+        float ms = 0;
+        cudaEventElapsedTime(&ms, e0, e1);
+        best_ms = std::min(best_ms, ms);
+    }
+    cudaFree(a);
+    cudaFree(b);
+    return 2.0 * static_cast<double>(bytes) / (best_ms * 1e-3) / 1e9;  // read + write
+}
+
+// cuBLAS called directly on the same inputs (random data: zeros multiply faster), with the same
+// settings: row-major C = A B as column-major C^T = B^T A^T, float32 accumulation.
+double cublas_direct(int n, cudaDataType_t type, const void* a, const void* b, int reps) {
+    const std::size_t esize = type == CUDA_R_32F ? 4 : 2;
+    void* c = nullptr;
+    check(cudaMalloc(&c, static_cast<std::size_t>(n) * n * esize), "cudaMalloc");
+    cublasHandle_t h;
+    cublasCreate(&h);
+    const float one = 1, zero = 0;
+    auto run = [&] {
+        cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, b, type, n, a, type, n, &zero, c, type, n,
+                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    };
+    run();
+    check(cudaDeviceSynchronize(), "cublasGemmEx");
+    double best = 1e30;
+    for (int r = 0; r < 3; ++r) {
+        const double t0 = now_s();
+        for (int i = 0; i < reps; ++i) run();
+        cudaDeviceSynchronize();
+        best = std::min(best, (now_s() - t0) / reps);
+    }
+    cublasDestroy(h);
+    cudaFree(c);
+    return best;
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+    const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+    if (!tf::cuda::is_available()) {
+        std::printf("SKIP: no usable CUDA GPU\n");
+        return 77;
+    }
+    cudaDeviceProp prop{};
+    cudaGetDeviceProperties(&prop, 0);
+    std::printf("device: %s, %d SMs, %.1f GiB\n", prop.name, prop.multiProcessorCount,
+                static_cast<double>(prop.totalGlobalMem) / (1 << 30));
+
+    const int64_t n = quick ? (int64_t{1} << 24) : (int64_t{1} << 28);  // 256M floats = 1 GiB
+    const double bytes1 = static_cast<double>(n) * 4;
+    const double copy_gbs = copy_bandwidth(static_cast<std::size_t>(bytes1));
+    std::printf("copy_d2d: %.0f GB/s (cudaMemcpy, %lld floats)\n", copy_gbs, static_cast<long long>(n));
+
+    auto scope = tf::device(tf::Device::cuda(0));
+    tf::random::set_seed(1);
+    const tf::Tensor x = tf::random::uniform({n}, 0.5, 1.5);
+    const tf::Tensor y = tf::random::uniform({n}, 0.5, 1.5);
+    const tf::Tensor col = tf::random::uniform({n / 4096, 1}, 0.5, 1.5);
+    struct Ew {
+        const char* name;
+        double bytes;
+        std::function<void()> f;
+    };
+    const Ew cases[] = {
+        {"add", 3 * bytes1, [&] { (void)(x + y); }},
+        {"multiply_scalar", 2 * bytes1, [&] { (void)(x * 2.f); }},
+        {"exp", 2 * bytes1, [&] { (void)tf::exp(x); }},
+        {"add_broadcast_column", 2 * bytes1, [&] { (void)(tf::reshape(x, {n / 4096, 4096}) + col); }},
+        {"cast_f32_bf16", 1.5 * bytes1, [&] { (void)tf::cast(x, tf::bfloat16); }},
+        {"reduce_sum", bytes1, [&] { (void)tf::reduce_sum(x); }},
+        {"reduce_sum_rows", bytes1, [&] { (void)tf::reduce_sum(tf::reshape(x, {n / 4096, 4096}), 1); }},
+        {"transpose_2d", 2 * bytes1, [&] { (void)tf::transpose(tf::reshape(x, {n / 4096, 4096})); }},
+        {"transpose_batched", 2 * bytes1,
+         [&] { (void)tf::transpose(tf::reshape(x, {n / (1024 * 512), 1024, 512}), {0, 2, 1}); }},
+    };
+    for (const Ew& e : cases) {
+        const double t = time_op(e.f, quick ? 5 : 10);
+        const double gbs = e.bytes / t / 1e9;
+        std::printf("elementwise %-22s %8.3f ms  %6.0f GB/s  %5.1f%% of copy\n", e.name, t * 1e3, gbs,
+                    100 * gbs / copy_gbs);
+    }
+
+    const int m = quick ? 1024 : 4096;
+    for (const auto dtype : {tf::float32, tf::bfloat16}) {
+        const tf::Tensor a = tf::cast(tf::random::uniform({m, m}), dtype);
+        const tf::Tensor b = tf::cast(tf::random::uniform({m, m}), dtype);
+        const int reps = quick ? 3 : 10;
+        const double t = time_op([&] { (void)tf::matmul(a, b); }, reps);
+        const double direct = cublas_direct(m, dtype == tf::float32 ? CUDA_R_32F : CUDA_R_16BF,
+                                            a.raw_data(), b.raw_data(), reps);
+        const double flops = 2.0 * m * m * m;
+        std::printf("matmul %d %-8s tapeflow %7.3f ms %6.1f TFLOP/s | cuBLAS direct %7.3f ms %6.1f TFLOP/s | ratio %.3f\n",
+                    m, std::string(tf::dtype_name(dtype)).c_str(), t * 1e3, flops / t / 1e12, direct * 1e3,
+                    flops / direct / 1e12, direct / t);
+    }
+
+    const tf::Tensor one = tf::ones({1});
+    const int iters = quick ? 2000 : 20000;
+    const double per_op = time_op([&] { (void)(one + one); }, iters);
+    std::printf("launch_overhead add_1_element: %.2f us per op (host-side, back to back, then one sync)\n",
+                per_op * 1e6);
+    {  // the floor: one launch of a 1-element kernel per op, no engine (cuda/launch.hpp directly)
+        void* buf = nullptr;
+        check(cudaMalloc(&buf, 16), "cudaMalloc");
+        cudaStream_t stream = tf::cuda_detail::stream_for(tf::Device::cuda(0));
+        const double per_launch = time_op(
+            [&] { check(tf::cuda_launch::fill_bits(buf, 1, 0, 4, stream), "fill_bits"); }, iters);
+        std::printf("launch_overhead raw_launch: %.2f us per op (one kernel launch, no engine)\n",
+                    per_launch * 1e6);
+        check(cudaFree(buf), "cudaFree");
+    }
+    {  // the same op on the CPU: the engine's share (apply, allocation, dispatch) without a launch
+        const tf::Tensor one_cpu = tf::ones({1}).cpu();
+        double best = 1e30;
+        for (int r = 0; r < 3; ++r) {
+            const double t0 = now_s();
+            for (int i = 0; i < iters; ++i) (void)(one_cpu + one_cpu);
+            best = std::min(best, (now_s() - t0) / iters);
+        }
+        std::printf("launch_overhead add_1_element_cpu: %.2f us per op (the engine without a launch)\n",
+                    best * 1e6);
+    }
+    const double per_sync = time_op([&] { (void)(one + one).item<float>(); }, quick ? 200 : 2000);
+    std::printf("launch_overhead add_1_element_then_read: %.2f us per op (includes a device->host copy)\n",
+                per_sync * 1e6);
+    return 0;
+}
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) {
+        std::printf("bench_gpu FAILED: %s\n", e.what());
+        return 1;
+    }
+}

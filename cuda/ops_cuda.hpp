@@ -1,0 +1,40 @@
+// Internal helpers of the registry glue (ops_cuda*.cpp): the launch-status check, the stream of a
+// kernel's device, the Elem of a DType, index plans of row-major tensors, and the host fallback.
+#pragma once
+
+#include <vector>
+
+#include "cuda_check.hpp"
+#include "cuda_context.hpp"
+#include "launch.hpp"
+#include "ops/dispatch.hpp"
+
+namespace tapeflow::cuda_ops {
+
+inline cuda_launch::Elem elem_of(DType dtype) { return static_cast<cuda_launch::Elem>(dtype); }
+
+inline cudaStream_t stream_of(const KernelContext& ctx) { return cuda_detail::stream_for(ctx.device); }
+
+/// Row-major element strides of `dims`.
+std::vector<int64_t> row_major_strides(const std::vector<int64_t>& dims);
+
+/// The bit pattern of `value` converted to `dtype` (the CPU's conversion), for the fill kernels.
+uint64_t value_bits(DType dtype, double value);
+
+/// `ids` as an int64 tensor on `device` (index lists computed on the host).
+Tensor upload_ids(const std::vector<int64_t>& ids, Device device);
+
+/// Multiprocessors of `device` (cached).
+int sm_count(Device device);
+
+/// Runs the op's CPU kernel on host copies of the inputs and copies the outputs back: correct
+/// and slow, for ops (and dtypes) that have no CUDA kernel yet. Listed by the parity suite.
+void host_fallback(const KernelContext& ctx);
+/// Whether (op, dtype) runs through host_fallback on the GPU.
+bool uses_host_fallback(Op op, DType dtype);
+
+void register_elementwise_cuda(KernelRegistry& r);
+void register_reduce_cuda(KernelRegistry& r);
+void register_array_cuda(KernelRegistry& r);
+
+}  // namespace tapeflow::cuda_ops

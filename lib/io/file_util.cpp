@@ -1,0 +1,74 @@
+// make_dirs and write_file_atomically on POSIX calls, errors mapped to tapeflow's error types.
+#include "io/file_util.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <tapeflow/core/error.hpp>
+
+namespace tapeflow::io {
+namespace {
+
+[[noreturn]] void fail(const std::string& what, const std::string& path, int err) {
+    const std::string msg = fmt::format("{} {}: {}", what, path, std::strerror(err));
+    if (err == ENOENT) throw errors::NotFoundError(msg);
+    if (err == EACCES || err == EPERM || err == EROFS) throw errors::PermissionDeniedError(msg);
+    if (err == ENOSPC) throw errors::ResourceExhaustedError(msg);
+    throw errors::UnavailableError(msg);
+}
+
+}  // namespace
+
+void make_dirs(const std::string& dir) {
+    if (dir.empty()) return;
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) fail("cannot create directory", dir, ec.value());
+    if (!std::filesystem::is_directory(dir, ec)) {
+        throw errors::FailedPreconditionError(fmt::format("{} exists and is not a directory", dir));
+    }
+}
+
+void write_file_atomically(const std::string& path, std::string_view bytes) {
+    const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) fail("cannot create", tmp, errno);
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            const int err = errno;
+            ::close(fd);
+            ::unlink(tmp.c_str());
+            fail("cannot write", tmp, err);
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    const bool synced = ::fsync(fd) == 0;
+    const int sync_errno = errno;
+    if (::close(fd) != 0 || !synced) {
+        const int err = synced ? errno : sync_errno;
+        ::unlink(tmp.c_str());
+        fail("cannot sync", tmp, err);
+    }
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int err = errno;
+        ::unlink(tmp.c_str());
+        fail("cannot rename into", path, err);
+    }
+    // Make the rename itself durable.
+    const std::string dir = std::filesystem::path(path).parent_path().string();
+    const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        ::fsync(dfd);
+        ::close(dfd);
+    }
+}
+
+}  // namespace tapeflow::io

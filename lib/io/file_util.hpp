@@ -1,0 +1,18 @@
+// Small filesystem helpers with tapeflow errors: directory creation and crash-safe whole-file
+// writes (temp file + fsync + rename), reused by graph export and checkpoints.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace tapeflow::io {
+
+/// Creates `dir` and its missing parents; an error names the path (PermissionDeniedError, ...).
+void make_dirs(const std::string& dir);
+
+/// Writes `bytes` to `path` so that a crash leaves either the old file or the complete new one:
+/// the bytes go to a temporary file in the same directory, which is fsynced, renamed over `path`,
+/// and the directory is fsynced.
+void write_file_atomically(const std::string& path, std::string_view bytes);
+
+}  // namespace tapeflow::io

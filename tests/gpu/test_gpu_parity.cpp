@@ -1,0 +1,400 @@
+// The CPU/GPU parity suite: every dispatched op of lib/ops/op_list.def runs on random inputs on
+// both devices and the results (and, for float cases, the tape gradients) must agree within a
+// per-dtype tolerance. An op with no case here, or without a CUDA kernel, fails the coverage test
+// by name. Ops that the GPU still runs through the host fallback are listed (not failed).
+// TAPEFLOW_PARITY_FILTER=<substr>,<substr> runs only the cases whose name contains one (sanitizer).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <tuple>
+#include <cstdlib>
+#include <functional>
+#include <random>
+#include <set>
+#include <string>
+
+#include <tapeflow/tapeflow.hpp>
+
+#include "ops/dispatch.hpp"
+#include "ops/op.hpp"
+
+namespace tf = tapeflow;
+using tf::Op;
+using tf::Tensor;
+
+namespace tapeflow {
+void cuda_synchronize(int device);  // cuda/backend.cpp
+namespace cuda_ops {
+bool uses_host_fallback(Op op, DType dtype);  // cuda/ops_cuda.cpp
+}
+}  // namespace tapeflow
+
+namespace {
+
+enum class Kind { normal, positive, unit, small_int, nonzero_int, boolean, index3, index4 };
+
+struct In {
+    In(tf::Shape s, Kind k = Kind::normal, std::optional<tf::DType> d = {})
+        : shape(std::move(s)), kind(k), dtype(d) {}
+    tf::Shape shape;
+    Kind kind;
+    std::optional<tf::DType> dtype;  // default: the case's dtype
+};
+
+using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+
+struct Case {
+    std::string name;
+    std::vector<Op> covers;
+    std::vector<In> inputs;
+    std::vector<tf::DType> dtypes;
+    Fn f;
+    bool grad = false;  // compare d(sum(w * y))/dx for the float inputs (float32/float64 only)
+};
+
+const std::vector<tf::DType> kF32{tf::float32};
+const std::vector<tf::DType> kFloats{tf::float32, tf::float64, tf::float16, tf::bfloat16};
+const std::vector<tf::DType> kNums{tf::float32, tf::float64, tf::float16, tf::bfloat16, tf::int32, tf::int64};
+const std::vector<tf::DType> kAll{tf::float32, tf::float64, tf::float16, tf::bfloat16,
+                                  tf::int32,   tf::int64,   tf::uint8,   tf::bool_};
+// TAPEFLOW_GPU_TESTS_ON_CPU=1 runs the suite against the CPU itself (gpu_gate.cpp lets it through):
+// a check of the cases on machines without a GPU.
+const bool kOnCpu = std::getenv("TAPEFLOW_GPU_TESTS_ON_CPU") != nullptr;
+const tf::Device kGpu = kOnCpu ? tf::Device::cpu() : tf::Device::cuda(0);
+
+Tensor make_input(const In& in, tf::DType dtype, std::mt19937_64& rng) {
+    const int64_t n = in.shape.num_elements();
+    std::vector<double> v(static_cast<std::size_t>(n));
+    std::normal_distribution<double> normal;
+    std::uniform_real_distribution<double> uni(-1, 1);
+    for (auto& x : v) {
+        switch (in.kind) {
+            case Kind::normal: x = normal(rng); break;
+            case Kind::positive: x = 0.5 + 1.5 * (uni(rng) + 1) / 2; break;
+            case Kind::unit: x = 0.9 * uni(rng); break;
+            case Kind::small_int: x = std::floor(uni(rng) * 5); break;
+            case Kind::nonzero_int: x = 1 + std::floor((uni(rng) + 1) * 2); break;
+            case Kind::boolean: x = uni(rng) > 0 ? 1 : 0; break;
+            case Kind::index3: x = std::floor((uni(rng) + 1) * 1.5); break;
+            case Kind::index4: x = std::floor((uni(rng) + 1) * 2); break;
+        }
+        if (in.kind == Kind::index3) x = std::min(x, 2.0);
+        if (in.kind == Kind::index4) x = std::min(x, 3.0);
+    }
+    const tf::DType dt = in.dtype.value_or(dtype);
+    if (dt == tf::uint8 && in.kind != Kind::boolean) {
+        for (auto& x : v) x = std::abs(x);
+    }
+    return tf::constant(v, in.shape, tf::float64).cast(dt);
+}
+
+bool is_float(tf::DType d) {
+    return d == tf::float32 || d == tf::float64 || d == tf::float16 || d == tf::bfloat16;
+}
+
+double tolerance(tf::DType d) {
+    switch (d) {
+        case tf::DType::float64: return 1e-9;
+        case tf::DType::float32: return 2e-5;
+        case tf::DType::float16: return 2e-3;
+        case tf::DType::bfloat16: return 1.6e-2;
+        default: return 0;
+    }
+}
+
+// "" when equal within tolerance, else the first difference.
+std::string compare(const Tensor& cpu, const Tensor& gpu, double tol_scale = 1) {
+    if (gpu.device() != kGpu) return "result is on " + gpu.device().str() + ", not the GPU";
+    if (cpu.shape() != gpu.shape()) return "shape " + gpu.shape().str() + " vs CPU " + cpu.shape().str();
+    if (cpu.dtype() != gpu.dtype()) return "dtype differs";
+    const auto a = cpu.cast(tf::float64).to_vector<double>();
+    const auto b = gpu.cpu().cast(tf::float64).to_vector<double>();
+    const double tol = tolerance(cpu.dtype()) * tol_scale;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (std::isnan(a[i]) && std::isnan(b[i])) continue;
+        if (a[i] == b[i]) continue;
+        if (std::abs(a[i] - b[i]) <= tol * std::max(1.0, std::abs(a[i]))) continue;
+        return "element " + std::to_string(i) + ": GPU " + std::to_string(b[i]) + " vs CPU " +
+               std::to_string(a[i]);
+    }
+    return "";
+}
+
+std::vector<Case> all_cases() {
+    using V = std::vector<Tensor>;
+    std::vector<Case> c;
+    auto unary = [&](std::string name, Op op, Kind kind, std::vector<tf::DType> dtypes,
+                     Tensor (*f)(const Tensor&), bool grad) {
+        c.push_back({name, {op}, {{{3, 37}, kind}}, dtypes, [f](const V& x) { return V{f(x[0])}; }, grad});
+    };
+    auto binary = [&](std::string name, Op op, Kind ka, Kind kb, std::vector<tf::DType> dtypes,
+                      Tensor (*f)(const Tensor&, const Tensor&), bool grad) {
+        c.push_back({name, {op}, {{{4, 1, 33}, ka}, {{5, 33}, kb}}, dtypes,
+                     [f](const V& x) { return V{f(x[0], x[1])}; }, grad});
+        c.push_back({name + "/same", {op}, {{{1000}, ka}, {{1000}, kb}}, dtypes,
+                     [f](const V& x) { return V{f(x[0], x[1])}; }, false});
+        c.push_back({name + "/scalar", {op}, {{{257}, ka}, {{}, kb}}, dtypes,
+                     [f](const V& x) { return V{f(x[0], x[1])}; }, false});
+    };
+    // ---- creation and random ----
+    c.push_back({"identity", {Op::identity}, {{{5, 7}}}, kAll, [](const V& x) { return V{tf::identity(x[0])}; }, true});
+    for (tf::DType to : kAll) {
+        c.push_back({"cast/" + std::string(tf::dtype_name(to)), {Op::cast}, {{{6, 11}, Kind::normal}}, kAll,
+                     [to](const V& x) {
+                         const bool numeric = x[0].dtype() != tf::bool_;  // spread values to saturate
+                         return V{tf::cast(numeric ? x[0] * tf::scalar_like(x[0], 3) : x[0], to)};
+                     }, false});
+    }
+    c.push_back({"fill", {Op::fill}, {}, kAll, [](const V&) { return V{tf::fill({3, 5}, 2.5, tf::float32)}; }, false});
+    c.push_back({"one_hot", {Op::one_hot}, {{{7}, Kind::index4, tf::int32}}, kF32,
+                 [](const V& x) {
+                     return V{tf::one_hot(x[0], 4), tf::one_hot(x[0], 3, 2, -1, 0, tf::int64)};
+                 }, false});
+    for (tf::DType d : {tf::float32, tf::float64}) {
+        c.push_back({"random/" + std::string(tf::dtype_name(d)),
+                     {Op::random_uniform, Op::random_normal, Op::truncated_normal}, {}, {d},
+                     [d](const V&) {
+                         tf::random::set_seed(11);
+                         return V{tf::random::uniform({999}, -2, 3, d), tf::random::normal({999}, 1, 2, d),
+                                  tf::random::truncated_normal({999}, 0, 1, d)};
+                     },
+                     false});
+    }
+    c.push_back({"random_shuffle", {Op::random_shuffle}, {{{10, 3}}}, kF32,
+                 [](const V& x) {
+                     tf::random::set_seed(3);
+                     return V{tf::random::shuffle(x[0], 5)};
+                 }, false});
+    // ---- element-wise ----
+    binary("add", Op::add, Kind::normal, Kind::normal, kNums, tf::add, true);
+    binary("subtract", Op::subtract, Kind::normal, Kind::normal, kNums, tf::subtract, true);
+    binary("multiply", Op::multiply, Kind::normal, Kind::normal, kNums, tf::multiply, true);
+    binary("divide", Op::divide, Kind::normal, Kind::positive, kFloats, tf::divide, true);
+    binary("divide/int", Op::divide, Kind::small_int, Kind::nonzero_int, {tf::int32, tf::int64}, tf::divide, false);
+    binary("floordiv", Op::floordiv, Kind::small_int, Kind::nonzero_int, kNums, tf::floordiv, false);
+    binary("floormod", Op::floormod, Kind::small_int, Kind::nonzero_int, kNums, tf::floormod, false);
+    binary("pow", Op::pow, Kind::positive, Kind::unit, kFloats, tf::pow, true);
+    binary("maximum", Op::maximum, Kind::normal, Kind::normal, kNums, tf::maximum, true);
+    binary("minimum", Op::minimum, Kind::normal, Kind::normal, kNums, tf::minimum, true);
+    binary("squared_difference", Op::squared_difference, Kind::normal, Kind::normal, kNums,
+           tf::squared_difference, true);
+    binary("divide_no_nan", Op::divide_no_nan, Kind::normal, Kind::small_int, kFloats, tf::divide_no_nan, false);
+    c.push_back({"add_n", {Op::add_n}, {{{4, 9}}, {{4, 9}}, {{4, 9}}}, kNums,
+                 [](const V& x) { return V{tf::add_n(x)}; }, true});
+    c.push_back({"add_n/many", {Op::add_n}, std::vector<In>(40, In{{100}}), kF32,
+                 [](const V& x) { return V{tf::add_n(x)}; }, false});
+    unary("negative", Op::negative, Kind::normal, kNums, tf::negative, true);
+    unary("abs", Op::abs, Kind::normal, kNums, tf::abs, true);
+    unary("sign", Op::sign, Kind::normal, kNums, tf::sign, false);
+    unary("exp", Op::exp, Kind::normal, kFloats, tf::exp, true);
+    unary("expm1", Op::expm1, Kind::normal, kFloats, tf::expm1, true);
+    unary("log", Op::log, Kind::positive, kFloats, tf::log, true);
+    unary("log1p", Op::log1p, Kind::positive, kFloats, tf::log1p, true);
+    unary("sqrt", Op::sqrt, Kind::positive, kFloats, tf::sqrt, true);
+    unary("rsqrt", Op::rsqrt, Kind::positive, kFloats, tf::rsqrt, true);
+    unary("square", Op::square, Kind::normal, kNums, tf::square, true);
+    unary("reciprocal", Op::reciprocal, Kind::positive, kFloats, tf::reciprocal, true);
+    unary("sin", Op::sin, Kind::normal, kFloats, tf::sin, true);
+    unary("cos", Op::cos, Kind::normal, kFloats, tf::cos, true);
+    unary("tanh", Op::tanh, Kind::normal, kFloats, tf::tanh, true);
+    unary("sigmoid", Op::sigmoid, Kind::normal, kFloats, tf::sigmoid, true);
+    unary("erf", Op::erf, Kind::normal, kFloats, tf::erf, true);
+    unary("floor", Op::floor, Kind::normal, kFloats, tf::floor, false);
+    unary("ceil", Op::ceil, Kind::normal, kFloats, tf::ceil, false);
+    unary("round", Op::round, Kind::normal, kNums, tf::round, false);
+    unary("softplus", Op::softplus, Kind::normal, kFloats, tf::softplus, true);
+    for (auto [name, op, f] : std::vector<std::tuple<std::string, Op, Tensor (*)(const Tensor&, const Tensor&)>>{
+             {"equal", Op::equal, tf::equal}, {"not_equal", Op::not_equal, tf::not_equal},
+             {"less", Op::less, tf::less}, {"less_equal", Op::less_equal, tf::less_equal},
+             {"greater", Op::greater, tf::greater}, {"greater_equal", Op::greater_equal, tf::greater_equal}}) {
+        binary(name, op, Kind::small_int, Kind::small_int, kNums, f, false);
+    }
+    binary("logical_and", Op::logical_and, Kind::boolean, Kind::boolean, {tf::bool_}, tf::logical_and, false);
+    binary("logical_or", Op::logical_or, Kind::boolean, Kind::boolean, {tf::bool_}, tf::logical_or, false);
+    unary("logical_not", Op::logical_not, Kind::boolean, {tf::bool_}, tf::logical_not, false);
+    c.push_back({"where", {Op::where}, {{{4, 1, 6}, Kind::boolean, tf::bool_}, {{3, 6}}, {{4, 3, 1}}}, kAll,
+                 [](const V& x) { return V{tf::where(x[0], x[1], x[2])}; }, true});
+    // ---- reductions and scans ----
+    using R = Tensor (*)(const Tensor&, tf::Axes, bool);
+    for (auto [name, op, f] : std::vector<std::tuple<std::string, Op, R>>{
+             {"reduce_sum", Op::reduce_sum, tf::reduce_sum}, {"reduce_mean", Op::reduce_mean, tf::reduce_mean},
+             {"reduce_max", Op::reduce_max, tf::reduce_max}, {"reduce_min", Op::reduce_min, tf::reduce_min},
+             {"reduce_prod", Op::reduce_prod, tf::reduce_prod}}) {
+        const Kind kind = op == Op::reduce_prod ? Kind::positive : Kind::normal;
+        auto ff = f;
+        c.push_back({name + "/all", {op}, {{{50, 40}, kind}}, kNums, [ff](const V& x) { return V{ff(x[0], {}, false)}; }, op != Op::reduce_prod});
+        c.push_back({name + "/axis0", {op}, {{{33, 70}, kind}}, kNums, [ff](const V& x) { return V{ff(x[0], 0, false)}; }, true});
+        c.push_back({name + "/axis1", {op}, {{{33, 70}, kind}}, kNums, [ff](const V& x) { return V{ff(x[0], 1, true)}; }, true});
+        c.push_back({name + "/axes02", {op}, {{{6, 5, 7}, kind}}, kNums, [ff](const V& x) { return V{ff(x[0], {0, 2}, false)}; }, true});
+        c.push_back({name + "/large", {op}, {{{3, 100000}, kind}}, kF32, [ff](const V& x) { return V{ff(x[0], 1, false)}; }, false});
+    }
+    c.push_back({"reduce_any_all", {Op::reduce_any, Op::reduce_all}, {{{9, 40}, Kind::boolean}}, {tf::bool_},
+                 [](const V& x) { return V{tf::reduce_any(x[0], 1), tf::reduce_all(x[0], 0), tf::reduce_any(x[0])}; }, false});
+    c.push_back({"argmax_argmin", {Op::argmax, Op::argmin}, {{{7, 30, 5}, Kind::small_int}}, kNums,
+                 [](const V& x) { return V{tf::argmax(x[0], 1), tf::argmin(x[0], 2, tf::int32), tf::argmax(x[0], 0)}; }, false});
+    c.push_back({"cumsum", {Op::cumsum}, {{{6, 20}, Kind::normal}}, kNums,
+                 [](const V& x) { return V{tf::cumsum(x[0], 1), tf::cumsum(x[0], 0, true, true)}; }, true});
+    c.push_back({"cumprod", {Op::cumprod}, {{{6, 8}, Kind::positive}}, kFloats,
+                 [](const V& x) { return V{tf::cumprod(x[0], 1), tf::cumprod(x[0], 0, true, false)}; }, true});
+    // ---- linear algebra ----
+    c.push_back({"matmul", {Op::matmul}, {{{33, 20}}, {{20, 17}}}, kNums,
+                 [](const V& x) { return V{tf::matmul(x[0], x[1])}; }, true});
+    c.push_back({"matmul/transposed", {Op::matmul}, {{{20, 33}}, {{17, 20}}}, kFloats,
+                 [](const V& x) { return V{tf::matmul(x[0], x[1], true, true)}; }, true});
+    c.push_back({"batch_matmul", {Op::batch_matmul}, {{{3, 8, 5}}, {{5, 6}}}, kNums,
+                 [](const V& x) { return V{tf::matmul(x[0], x[1])}; }, true});
+    c.push_back({"batch_matmul/broadcast", {Op::batch_matmul}, {{{2, 1, 4, 5}}, {{1, 3, 5, 6}}}, kFloats,
+                 [](const V& x) { return V{tf::matmul(x[0], x[1])}; }, true});
+    // ---- shape ops ----
+    c.push_back({"transpose", {Op::transpose}, {{{3, 4, 5}}}, kAll,
+                 [](const V& x) { return V{tf::transpose(x[0], {2, 0, 1}), tf::transpose(x[0])}; }, true});
+    c.push_back({"concat", {Op::concat}, {{{2, 3}}, {{2, 5}}}, kAll,
+                 [](const V& x) { return V{tf::concat(x, 1), tf::concat({x[0], x[0]}, 0)}; }, true});
+    c.push_back({"stack_unstack", {Op::stack, Op::unstack}, {{{3, 4}}, {{3, 4}}}, kAll,
+                 [](const V& x) {
+                     V out{tf::stack(x, 1)};
+                     for (const Tensor& t : tf::unstack(x[0], 1)) out.push_back(t);
+                     return out;
+                 }, true});
+    c.push_back({"split", {Op::split, Op::split_v}, {{{4, 9}}}, kAll,
+                 [](const V& x) {
+                     V out = tf::split(x[0], 3, 1);
+                     for (const Tensor& t : tf::split(x[0], std::vector<int64_t>{1, 3}, 0)) out.push_back(t);
+                     return out;
+                 }, true});
+    c.push_back({"tile", {Op::tile}, {{{2, 3}}}, kAll, [](const V& x) { return V{tf::tile(x[0], {3, 2})}; }, true});
+    c.push_back({"broadcast_to", {Op::broadcast_to}, {{{3, 1}}}, kAll,
+                 [](const V& x) { return V{tf::broadcast_to(x[0], {2, 3, 4})}; }, true});
+    c.push_back({"shape", {Op::shape}, {{{3, 4}}}, kF32, [](const V& x) { return V{tf::shape(x[0])}; }, false});
+    // ---- indexing ----
+    c.push_back({"slice", {Op::slice}, {{{5, 6}}}, kAll, [](const V& x) { return V{tf::slice(x[0], {1, 2}, {3, 3})}; }, true});
+    c.push_back({"strided_slice", {Op::strided_slice, Op::strided_slice_grad}, {{{6, 7}}}, kAll,
+                 [](const V& x) { return V{tf::strided_slice(x[0], {5, 1}, {0, 7}, {-2, 3})}; }, true});
+    c.push_back({"pad", {Op::pad}, {{{3, 4}}}, kAll,
+                 [](const V& x) { return V{tf::pad(x[0], {{1, 2}, {0, 3}}, "CONSTANT", 1)}; }, true});
+    c.push_back({"mirror_pad", {Op::mirror_pad, Op::mirror_pad_grad}, {{{3, 4}}}, kNums,
+                 [](const V& x) {
+                     return V{tf::pad(x[0], {{1, 2}, {2, 1}}, "REFLECT"), tf::pad(x[0], {{0, 3}, {1, 1}}, "SYMMETRIC")};
+                 }, true});
+    c.push_back({"gather", {Op::gather}, {{{4, 5}}, {{6}, Kind::index4, tf::int32}}, kAll,
+                 [](const V& x) { return V{tf::gather(x[0], x[1]), tf::gather(x[0], x[1], 1)}; }, true});
+    c.push_back({"gather_nd", {Op::gather_nd}, {{{4, 3, 2}}, {{5, 2}, Kind::index3, tf::int64}}, kAll,
+                 [](const V& x) { return V{tf::gather_nd(x[0], x[1])}; }, true});
+    c.push_back({"gather_nd/batch", {Op::gather_nd}, {{{4, 3, 2}}, {{4, 1}, Kind::index3, tf::int32}}, kAll,
+                 [](const V& x) { return V{tf::gather_nd(x[0], x[1], 1)}; }, true});
+    c.push_back({"scatter_nd", {Op::scatter_nd}, {{{5, 1}, Kind::index4, tf::int32}, {{5, 3}}}, kNums,
+                 [](const V& x) { return V{tf::scatter_nd(x[0], x[1], {4, 3})}; }, true});
+    c.push_back({"unsorted_segment_sum", {Op::unsorted_segment_sum}, {{{6, 3}}, {{6}, Kind::index4, tf::int32}}, kNums,
+                 [](const V& x) {  // with 3 segments, the rows of id 3 are dropped
+                     return V{tf::unsorted_segment_sum(x[0], x[1], 4), tf::unsorted_segment_sum(x[0], x[1], 3)};
+                 }, true});
+    return c;
+}
+
+// TAPEFLOW_PARITY_FILTER: comma-separated substrings; a case runs when its name contains one.
+bool selected(const std::string& name) {
+    const char* filter = std::getenv("TAPEFLOW_PARITY_FILTER");
+    if (filter == nullptr) return true;
+    const std::string list = filter;
+    for (std::size_t begin = 0; begin <= list.size();) {
+        std::size_t end = list.find(',', begin);
+        if (end == std::string::npos) end = list.size();
+        if (end > begin && name.find(list.substr(begin, end - begin)) != std::string::npos) return true;
+        begin = end + 1;
+    }
+    return false;
+}
+
+// Runs the case on `device` (inputs copied there), returning outputs and input gradients.
+std::pair<std::vector<Tensor>, std::vector<Tensor>> run_case(const Case& k, const std::vector<Tensor>& host_inputs,
+                                                             tf::Device device, bool grad) {
+    auto scope = tf::device(device);
+    std::vector<Tensor> x;
+    for (const Tensor& t : host_inputs) x.push_back(t.to(device));
+    if (!grad) return {k.f(x), {}};
+    tf::GradientTape tape;
+    std::vector<Tensor> sources;
+    for (const Tensor& t : x) {
+        if (is_float(t.dtype())) sources.push_back(t);
+    }
+    tape.watch(sources);
+    std::vector<Tensor> y = k.f(x);
+    Tensor target;
+    for (std::size_t i = 0; i < y.size(); ++i) {
+        if (!is_float(y[i].dtype())) continue;
+        // Fixed weights (a ramp) so that every output element gets its own upstream value.
+        Tensor w = tf::cast(tf::range(1, 1 + static_cast<double>(y[i].num_elements()), 1, tf::float64), y[i].dtype());
+        w = tf::reshape(tf::cos(w), y[i].shape());
+        Tensor term = tf::reduce_sum(y[i] * w);
+        target = target.defined() ? target + term : term;
+    }
+    std::vector<Tensor> grads;
+    if (!target.defined()) return {y, grads};
+    for (const tf::Gradient& g : tape.gradient(target, sources)) grads.push_back(g.dense());
+    return {y, grads};
+}
+
+}  // namespace
+
+TEST_CASE("every dispatched op has a CUDA kernel and a parity case", "[gpu][parity]") {
+    std::set<Op> covered;
+    for (const Case& k : all_cases()) covered.insert(k.covers.begin(), k.covers.end());
+    std::string missing_kernel, missing_case, fallback;
+    for (int i = 0; i < tf::kNumOps; ++i) {
+        const auto op = static_cast<Op>(i);
+        if (tf::op_dispatch(op) == tf::DispatchOn::none) continue;
+        if (!tf::kernel_registry().has(op, tf::DeviceType::cuda)) missing_kernel += " " + std::string(tf::op_name(op));
+        if (covered.count(op) == 0) missing_case += " " + std::string(tf::op_name(op));
+        for (tf::DType d : kAll) {
+            if (tf::cuda_ops::uses_host_fallback(op, d)) {
+                fallback += " " + std::string(tf::op_name(op)) + "(" + std::string(tf::dtype_name(d)) + ")";
+            }
+        }
+    }
+    std::printf("ops on the GPU through the host fallback (CPU kernel on copies):%s\n",
+                fallback.empty() ? " none" : fallback.c_str());
+    INFO("ops without a CUDA kernel:" << missing_kernel);
+    CHECK(missing_kernel.empty());
+    INFO("ops without a parity case:" << missing_case);
+    CHECK(missing_case.empty());
+}
+
+TEST_CASE("every op gives the CPU's results on the GPU", "[gpu][parity]") {
+    int ran = 0;
+    std::string failures;
+    for (const Case& k : all_cases()) {
+        for (tf::DType dtype : k.dtypes) {
+            const std::string name = k.name + "/" + std::string(tf::dtype_name(dtype));
+            if (!selected(name)) continue;
+            ++ran;
+            std::printf("case %s\n", name.c_str());  // the last line names the culprit of a crash
+            std::fflush(stdout);
+            try {
+                std::mt19937_64 rng(std::hash<std::string>{}(name));
+                std::vector<Tensor> inputs;
+                for (const In& in : k.inputs) inputs.push_back(make_input(in, dtype, rng));
+                const bool grad = k.grad && (dtype == tf::float32 || dtype == tf::float64);
+                auto [cpu_y, cpu_g] = run_case(k, inputs, tf::Device::cpu(), grad);
+                auto [gpu_y, gpu_g] = run_case(k, inputs, kGpu, grad);
+                std::string diff = cpu_y.size() == gpu_y.size() ? "" : "output count differs";
+                for (std::size_t i = 0; diff.empty() && i < cpu_y.size(); ++i) {
+                    diff = compare(cpu_y[i], gpu_y[i], k.covers[0] == Op::reduce_prod ? 20 : 1);
+                    if (!diff.empty()) diff = "output " + std::to_string(i) + ": " + diff;
+                }
+                for (std::size_t i = 0; diff.empty() && i < cpu_g.size(); ++i) {
+                    diff = compare(cpu_g[i], gpu_g[i], 10);
+                    if (!diff.empty()) diff = "gradient " + std::to_string(i) + ": " + diff;
+                }
+                if (!diff.empty()) failures += "\n  " + name + ": " + diff;
+            } catch (const std::exception& e) {
+                failures += "\n  " + name + ": threw " + e.what();
+            }
+        }
+    }
+    if (!kOnCpu) tf::cuda_synchronize(0);
+    std::printf("parity: %d op/dtype cases ran\n", ran);
+    INFO("cases that differ:" << failures);
+    CHECK(failures.empty());
+}
