@@ -25,5 +25,6 @@
 #include <tapeflow/ops/nn.hpp>
 #include <tapeflow/random.hpp>
 #include <tapeflow/io.hpp>
+#include <tapeflow/data.hpp>
 #include <tapeflow/summary.hpp>
 #include <tapeflow/version.hpp>
