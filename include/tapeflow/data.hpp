@@ -8,7 +8,7 @@
 #include <iterator>
 #include <memory>
 #include <optional>
-#include <random>
+#include <atomic>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/data/parse_example.hpp>
 #include <tapeflow/data/source.hpp>
 
 namespace tapeflow::data {
@@ -33,6 +34,18 @@ template <class T>
 struct IsDataset : std::false_type {};
 template <class T>
 struct IsDataset<Dataset<T>> : std::true_type {};
+
+/// A small, fast generator with the same numbers on every platform (unlike <random>'s
+/// distributions); shuffle's only need is an index into its buffer.
+struct SplitMix64 {
+    uint64_t state;
+    uint64_t operator()() {
+        uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        return z ^ (z >> 31);
+    }
+};
 
 /// A Source whose next() is a callable (usually a mutable lambda owning its upstream).
 template <class T, class F>
@@ -165,7 +178,7 @@ public:
             const uint64_t epoch = reshuffle_each_iteration ? epochs->fetch_add(1) : 0;
             return detail::make_source<T>(
                 [up = self.make_source(), buffer = std::vector<T>(), buffer_size, done = false,
-                 rng = std::mt19937_64(detail::mix_seed(base, epoch))]() mutable
+                 rng = detail::SplitMix64{detail::mix_seed(base, epoch)}]() mutable
                 -> std::optional<T> {
                     while (!done && static_cast<int64_t>(buffer.size()) < buffer_size) {
                         auto x = up->next();

@@ -24,12 +24,11 @@ void check_argument(bool ok, const char* what, int64_t value, const char* requir
             fmt::format("{} must be {}, but got {}.", what, requirement, value));
 }
 
-// splitmix64: spreads nearby inputs (seed, epoch 0, 1, 2...) over unrelated generator states.
+// One SplitMix64 step from a state that depends on both: nearby inputs (seed, epoch 0, 1, 2...)
+// give unrelated generator states.
 uint64_t mix_seed(uint64_t seed, uint64_t epoch) {
-    uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (epoch + 1);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    SplitMix64 g{seed ^ (0x632be59bd9b4e019ULL * (epoch + 1))};
+    return g();
 }
 
 uint64_t fresh_seed() {

@@ -204,3 +204,53 @@ TEST_CASE("a pipeline under load: many threads, many elements, exact results", "
         CHECK(count == expect_count);
     }
 }
+
+TEST_CASE("parse_example decodes batches of Examples like Example::parse", "[data]") {
+    std::vector<std::string> records;
+    for (int i = 0; i < 5; ++i)
+        records.push_back(tf::io::Example()
+                              .add_float("x", {1.5f * i, -2.f, 1e-3f})
+                              .add_int64("label", {i - 2})
+                              .add_bytes("name", {"row"})
+                              .serialize());
+    const std::vector<tf::io::FixedLenFeature> spec{{"label", {}, tf::int64}, {"x", {3}}};
+    auto out = tf::io::parse_example(records, spec);
+    REQUIRE(out.size() == 2);
+    CHECK(out[0].shape() == tf::Shape{5});
+    CHECK(out[0].dtype() == tf::int64);
+    CHECK(out[0].to_vector<int64_t>() == std::vector<int64_t>{-2, -1, 0, 1, 2});
+    CHECK(out[1].shape() == tf::Shape{5, 3});
+    auto x = out[1].to_vector<float>();
+    for (int i = 0; i < 5; ++i) {
+        auto expect = tf::io::Example::parse(records[i]).get_float("x");
+        CHECK(std::vector<float>(x.begin() + 3 * i, x.begin() + 3 * i + 3) == expect);
+    }
+    // The pipeline form: batch the records, then parse each batch.
+    auto path = (temp_dir() / "ex.tfrecord").string();
+    {
+        tf::io::TFRecordWriter w(path);
+        for (const auto& r : records) w.write(r);
+    }
+    auto batches = tf::data::TFRecordDataset({path})
+                       .batch(2)
+                       .map([&](const std::vector<std::string>& b) {
+                           return tf::io::parse_example(b, spec);
+                       })
+                       .to_vector();
+    REQUIRE(batches.size() == 3);
+    CHECK(batches[2][1].shape() == tf::Shape{1, 3});
+    // Missing features, defaults, wrong counts, wrong kinds and garbage.
+    CHECK_THROWS_WITH(tf::io::parse_example(records, {{"y", {1}}}),
+                      Catch::Contains("Feature: y (data type: float32) is required"));
+    auto with_default = tf::io::parse_example(records, {{"y", {2}, tf::float32, {{7.0}}}});
+    CHECK(with_default[0].to_vector<float>() == std::vector<float>(10, 7.f));
+    CHECK_THROWS_WITH(tf::io::parse_example(records, {{"x", {4}}}),
+                      Catch::Contains("Values size: 3 but output shape: [4]"));
+    CHECK_THROWS_WITH(tf::io::parse_example(records, {{"label", {}, tf::float32}}),
+                      Catch::Contains("Key: label, Index: 0. Data types don't match"));
+    CHECK_THROWS_WITH(tf::io::parse_example({"\x0a\x05\x0a"}, spec),
+                      Catch::Contains("Could not parse example input"));
+    CHECK_THROWS_AS(tf::io::parse_example(records, {{"name", {1}, tf::int32}}),
+                    tf::errors::InvalidArgumentError);
+    CHECK(tf::io::parse_example({}, spec)[1].shape() == tf::Shape{0, 3});
+}

@@ -4,7 +4,9 @@
 #include <tapeflow/tapeflow.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <numeric>
+#include <thread>
 
 namespace tf = tapeflow;
 using tf::data::Dataset;

@@ -1,18 +1,14 @@
 // The machinery under tf::data::Dataset: a Source is one running iteration of a pipeline stage
 // (next() gives the next element or nullopt at the end), and OrderedStage runs a function on
-// worker threads while handing results back in input order (parallel map and prefetch).
+// worker threads while handing results back in input order (parallel map and prefetch). The
+// threads and their locking live in lib/data (StageEngine), so this header stays light.
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <exception>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -30,130 +26,105 @@ public:
 template <class T>
 using SourcePtr = std::unique_ptr<Source<T>>;
 
-/// Pipeline threads alive right now, in this process (a test hook: after an iterator is
+/// Pipeline threads alive right now in this process (a test hook: after an iterator is
 /// destroyed, its threads are gone).
-inline std::atomic<int>& live_threads() {
-    static std::atomic<int> count{0};
-    return count;
-}
+int live_threads();
+
+/// What a StageEngine's workers do with slot `i` of the stage's ring of `capacity` slots.
+class StageHooks {
+public:
+    /// Pulls the next upstream element (or its error) into slot i; false at the end of input.
+    /// Never called by two workers at once.
+    virtual bool pull(std::size_t i) = 0;
+    /// Turns slot i's input into its output (or error). Runs concurrently on different slots.
+    virtual void compute(std::size_t i) = 0;
+
+protected:
+    ~StageHooks() = default;
+};
+
+/// The threads and ordering of an OrderedStage (lib/data/stage_engine.cpp): `workers` threads
+/// claim slots in input order, at most `capacity` ahead of the consumer; the consumer takes
+/// slots back in the same order. stop() makes each worker finish the call it is in and exit,
+/// then joins them, so destroying an iterator midway never hangs.
+class StageEngine {
+public:
+    StageEngine(StageHooks& hooks, int workers, int64_t capacity);
+    ~StageEngine();  // stop()
+    StageEngine(const StageEngine&) = delete;
+    StageEngine& operator=(const StageEngine&) = delete;
+
+    /// Waits until the next element in order is done: its slot, or nullopt at the end.
+    std::optional<std::size_t> wait_next();
+    /// The consumer has taken the slot that wait_next() returned; it may be reused.
+    void release();
+    void stop();
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
 
 /// Runs `fn(upstream element)` on `num_workers` threads, at most `capacity` elements ahead of
-/// the consumer, and returns the results in input order. One worker at a time pulls from the
-/// upstream source (sources are single-consumer); the function calls run concurrently. An error
-/// from upstream or from `fn` is kept in its element's slot and rethrown, with its type, when the
-/// consumer reaches that element. The destructor stops and joins the workers: each finishes the
-/// call it is in and then sees the stop flag, so destroying an iterator midway never hangs.
+/// the consumer, and returns the results in input order. An error from upstream or from `fn` is
+/// kept in its element's slot and rethrown, with its type, when the consumer reaches it.
 template <class In, class Out>
-class OrderedStage final : public Source<Out> {
+class OrderedStage final : public Source<Out>, private StageHooks {
 public:
     using Fn = std::function<Out(In&&)>;
 
     OrderedStage(SourcePtr<In> upstream, Fn fn, int num_workers, int64_t capacity)
         : upstream_(std::move(upstream)), fn_(std::move(fn)),
-          capacity_(capacity < 1 ? 1 : capacity) {
-        workers_.reserve(static_cast<std::size_t>(num_workers));
-        for (int i = 0; i < num_workers; ++i) {
-            ++live_threads();
-            workers_.emplace_back([this] {
-                work();
-                --live_threads();
-            });
-        }
-    }
+          slots_(static_cast<std::size_t>(capacity < 1 ? 1 : capacity)),
+          engine_(*this, num_workers, static_cast<int64_t>(slots_.size())) {}
 
-    ~OrderedStage() override {
-        {
-            std::lock_guard lock(mu_);
-            stop_ = true;
-        }
-        space_.notify_all();
-        ready_.notify_all();
-        for (auto& w : workers_) w.join();
-    }
+    ~OrderedStage() override { engine_.stop(); }  // before the slots and upstream go
 
     std::optional<Out> next() override {
-        std::unique_lock lock(mu_);
-        ready_.wait(lock, [&] {
-            return (!slots_.empty() && slots_.front().ready) || (slots_.empty() && input_done_);
-        });
-        if (slots_.empty()) return std::nullopt;
-        Slot slot = std::move(slots_.front());
-        slots_.pop_front();
-        lock.unlock();
-        space_.notify_all();
-        if (slot.error) std::rethrow_exception(slot.error);
-        return std::move(slot.value);
+        auto i = engine_.wait_next();
+        if (!i) return std::nullopt;
+        Slot& slot = slots_[*i];
+        std::optional<Out> value = std::move(slot.value);
+        std::exception_ptr error = std::move(slot.error);
+        slot.value.reset();
+        slot.error = nullptr;
+        engine_.release();
+        if (error) std::rethrow_exception(error);
+        return value;
     }
 
 private:
     struct Slot {
-        bool ready = false;
+        std::optional<In> input;
         std::optional<Out> value;
         std::exception_ptr error;
     };
 
-    void work() {
-        std::unique_lock lock(mu_);
-        for (;;) {
-            space_.wait(lock, [&] {
-                return stop_ ||
-                       (!input_done_ && !pulling_ &&
-                        static_cast<int64_t>(slots_.size()) < capacity_);
-            });
-            if (stop_) return;
-            pulling_ = true;
-            slots_.emplace_back();
-            Slot* slot = &slots_.back();  // deque: stays valid while later slots are added
-            lock.unlock();
-
-            std::optional<In> in;
-            std::exception_ptr error;
-            try {
-                in = upstream_->next();
-            } catch (...) {
-                error = std::current_exception();
-            }
-            lock.lock();
-            pulling_ = false;
-            if (!error && !in) {  // end of input: the slot just added is the last one
-                slots_.pop_back();
-                input_done_ = true;
-                lock.unlock();
-                ready_.notify_all();
-                space_.notify_all();
-                lock.lock();
-                continue;
-            }
-            lock.unlock();
-            space_.notify_all();  // another worker may pull the next element now
-
-            std::optional<Out> out;
-            if (!error) {
-                try {
-                    out.emplace(fn_(std::move(*in)));
-                } catch (...) {
-                    error = std::current_exception();
-                }
-            }
-            lock.lock();
-            slot->value = std::move(out);
-            slot->error = error;
-            slot->ready = true;
-            ready_.notify_all();
+    bool pull(std::size_t i) override {
+        try {
+            slots_[i].input = upstream_->next();
+            return slots_[i].input.has_value();
+        } catch (...) {
+            slots_[i].error = std::current_exception();
+            return true;
         }
+    }
+
+    void compute(std::size_t i) override {
+        Slot& slot = slots_[i];
+        if (slot.error) return;
+        try {
+            slot.value.emplace(fn_(std::move(*slot.input)));
+        } catch (...) {
+            slot.error = std::current_exception();
+        }
+        slot.input.reset();
     }
 
     SourcePtr<In> upstream_;
     Fn fn_;
-    int64_t capacity_;
-    std::mutex mu_;
-    std::condition_variable space_;  // workers: room for another element, or stop
-    std::condition_variable ready_;  // consumer: the front slot is done, or the input ended
-    std::deque<Slot> slots_;         // in input order; the front is the consumer's next element
-    bool pulling_ = false;
-    bool input_done_ = false;
-    bool stop_ = false;
-    std::vector<std::thread> workers_;  // last member: started after everything else exists
+    std::vector<Slot> slots_;
+    StageEngine engine_;  // last: its threads start once everything above exists
 };
 
 }  // namespace tapeflow::data::detail
