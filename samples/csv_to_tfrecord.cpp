@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
             tf::GradientTape tape;
             auto prediction = tf::reshape(tf::matmul(batch[0], w), {-1}) + b.value();
             auto loss = tf::reduce_mean(tf::square(prediction - batch[1]));
-            auto grads = tape.gradient(loss, std::vector<tf::Tensor>{w.value(), b.value()});
+            auto grads = tape.gradient(loss, std::vector<tf::Variable>{w, b});
             w.assign_sub(learning_rate * tf::Tensor(grads[0]));
             b.assign_sub(learning_rate * tf::Tensor(grads[1]));
             sum += loss.item<float>();

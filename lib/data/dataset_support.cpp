@@ -4,8 +4,6 @@
 #include <tapeflow/data.hpp>
 #include <tapeflow/random.hpp>
 
-#include <atomic>
-#include <random>
 #include <thread>
 
 #include <fmt/core.h>
@@ -31,11 +29,11 @@ uint64_t mix_seed(uint64_t seed, uint64_t epoch) {
     return g();
 }
 
+// One draw of tf::random's stream, so a shuffle without a seed follows TensorFlow's rule: with a
+// global seed, set_seed() replays the same seeds (the op counter restarts); without, random.
 uint64_t fresh_seed() {
-    static std::atomic<uint64_t> counter{0};
-    if (auto global = random::get_global_seed()) return mix_seed(*global, 1000 + counter++);
-    std::random_device device;
-    return (static_cast<uint64_t>(device()) << 32) ^ device();
+    const double u = random::uniform({}, 0.0, 1.0, DType::float64).item<double>();
+    return static_cast<uint64_t>(u * 9007199254740992.0);  // 53 random bits
 }
 
 }  // namespace tapeflow::data::detail
