@@ -2,13 +2,13 @@
 // TFRecordWriter: write a CSV, convert each row to a tf.train.Example in a TFRecord file, then
 // train a linear regression from it with TFRecordDataset -> map(parse) -> shuffle -> batch ->
 // prefetch. Plain gradient descent with Variable::assign_sub (no tf::train optimizer in main yet).
-#include <tapeflow/tapeflow.hpp>
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
+
+#include <tapeflow/tapeflow.hpp>
 
 namespace tf = tapeflow;
 
@@ -38,7 +38,8 @@ void csv_to_tfrecord(const std::string& csv, const std::string& tfrecord) {
     for (const std::string& line : tf::data::TextLineDataset({csv}).skip(1)) {
         std::vector<float> v;
         std::stringstream row(line);
-        for (std::string cell; std::getline(row, cell, ',');) v.push_back(std::stof(cell));
+        for (std::string cell; std::getline(row, cell, ',');)
+            v.push_back(std::stof(cell));
         writer.write(tf::io::Example()
                          .add_float("features", {v[0], v[1], v[2]})
                          .add_float("label", {v[3]})
@@ -92,8 +93,11 @@ int main(int argc, char** argv) {
         fmt::print("epoch {}: {} batches, mean loss {:.5f}\n", epoch, batches, loss_value);
     }
     auto wv = w.value().to_vector<float>();
-    fmt::print("w = [{:.3f}, {:.3f}, {:.3f}] (true [2, -3, 0.5]), b = {:.3f} (true 1)\n", wv[0],
-               wv[1], wv[2], b.value().item<float>());
+    fmt::print("w = [{:.3f}, {:.3f}, {:.3f}] (true [2, -3, 0.5]), b = {:.3f} (true 1)\n",
+               wv[0],
+               wv[1],
+               wv[2],
+               b.value().item<float>());
     bool ok = loss_value < 0.01f * first_loss && std::abs(wv[0] - kTrueW[0]) < 0.05f &&
               std::abs(wv[1] - kTrueW[1]) < 0.05f && std::abs(wv[2] - kTrueW[2]) < 0.05f;
     if (!ok) fmt::print("training did not converge\n");

@@ -4,11 +4,11 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <iterator>
 #include <memory>
 #include <optional>
-#include <atomic>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -134,9 +134,9 @@ public:
     auto map(F f, int num_parallel_calls = 1) const {
         using U = std::decay_t<std::invoke_result_t<const F&, const T&>>;
         auto fn = std::make_shared<const F>(std::move(f));
-        const int workers =
-            num_parallel_calls == 1 ? 1 : detail::resolve_parallelism(num_parallel_calls,
-                                                                       "num_parallel_calls");
+        const int workers = num_parallel_calls == 1 ? 1
+                                                    : detail::resolve_parallelism(
+                                                          num_parallel_calls, "num_parallel_calls");
         return Dataset<U>([self = *this, fn, workers]() -> detail::SourcePtr<U> {
             auto up = self.make_source();
             if (workers == 1) {
@@ -147,7 +147,9 @@ public:
                 });
             }
             return std::make_unique<detail::OrderedStage<T, U>>(
-                std::move(up), [fn](T&& x) { return (*fn)(std::as_const(x)); }, workers,
+                std::move(up),
+                [fn](T&& x) { return (*fn)(std::as_const(x)); },
+                workers,
                 2 * static_cast<int64_t>(workers));
         });
     }
@@ -169,29 +171,34 @@ public:
     /// emit a uniformly chosen element, refill). With a seed the order is reproducible; with
     /// reshuffle_each_iteration every iteration (each begin(), each pass of a later repeat) uses
     /// another order, still the same sequence of orders for the same seed.
-    Dataset<T> shuffle(int64_t buffer_size, std::optional<uint64_t> seed = {},
+    Dataset<T> shuffle(int64_t buffer_size,
+                       std::optional<uint64_t> seed = {},
                        bool reshuffle_each_iteration = true) const {
         detail::check_argument(buffer_size > 0, "buffer_size", buffer_size, "greater than zero");
         const uint64_t base = seed ? *seed : detail::fresh_seed();
         auto epochs = std::make_shared<std::atomic<uint64_t>>(0);
         return Dataset<T>([self = *this, buffer_size, base, reshuffle_each_iteration, epochs] {
             const uint64_t epoch = reshuffle_each_iteration ? epochs->fetch_add(1) : 0;
-            return detail::make_source<T>(
-                [up = self.make_source(), buffer = std::vector<T>(), buffer_size, done = false,
-                 rng = detail::SplitMix64{detail::mix_seed(base, epoch)}]() mutable
-                -> std::optional<T> {
-                    while (!done && static_cast<int64_t>(buffer.size()) < buffer_size) {
-                        auto x = up->next();
-                        if (!x) done = true;
-                        else buffer.push_back(std::move(*x));
-                    }
-                    if (buffer.empty()) return std::nullopt;
-                    const std::size_t i = static_cast<std::size_t>(rng() % buffer.size());
-                    std::swap(buffer[i], buffer.back());
-                    std::optional<T> out(std::move(buffer.back()));
-                    buffer.pop_back();
-                    return out;
-                });
+            return detail::make_source<T>([up = self.make_source(),
+                                           buffer = std::vector<T>(),
+                                           buffer_size,
+                                           done = false,
+                                           rng = detail::SplitMix64{detail::mix_seed(
+                                               base, epoch)}]() mutable -> std::optional<T> {
+                while (!done && static_cast<int64_t>(buffer.size()) < buffer_size) {
+                    auto x = up->next();
+                    if (!x)
+                        done = true;
+                    else
+                        buffer.push_back(std::move(*x));
+                }
+                if (buffer.empty()) return std::nullopt;
+                const std::size_t i = static_cast<std::size_t>(rng() % buffer.size());
+                std::swap(buffer[i], buffer.back());
+                std::optional<T> out(std::move(buffer.back()));
+                buffer.pop_back();
+                return out;
+            });
         });
     }
 
@@ -202,7 +209,9 @@ public:
         detail::check_argument(batch_size > 0, "batch_size", batch_size, "greater than zero");
         using B = typename detail::BatchOf<T>::type;
         return Dataset<B>([self = *this, batch_size, drop_remainder] {
-            return detail::make_source<B>([up = self.make_source(), batch_size, drop_remainder,
+            return detail::make_source<B>([up = self.make_source(),
+                                           batch_size,
+                                           drop_remainder,
                                            done = false]() mutable -> std::optional<B> {
                 if (done) return std::nullopt;
                 std::vector<T> elements;
@@ -227,52 +236,55 @@ public:
     /// dataset, so an earlier shuffle reshuffles. Repeating an empty dataset forever ends.
     Dataset<T> repeat(int64_t count = -1) const {
         return Dataset<T>([self = *this, count] {
-            return detail::make_source<T>([self, count, epoch = int64_t(0), produced = false,
-                                           current = detail::SourcePtr<T>()]() mutable
-                                          -> std::optional<T> {
-                for (;;) {
-                    if (count >= 0 && epoch >= count) return std::nullopt;
-                    if (!current) {
-                        current = self.make_source();
-                        produced = false;
+            return detail::make_source<T>(
+                [self,
+                 count,
+                 epoch = int64_t(0),
+                 produced = false,
+                 current = detail::SourcePtr<T>()]() mutable -> std::optional<T> {
+                    for (;;) {
+                        if (count >= 0 && epoch >= count) return std::nullopt;
+                        if (!current) {
+                            current = self.make_source();
+                            produced = false;
+                        }
+                        if (auto x = current->next()) {
+                            produced = true;
+                            return x;
+                        }
+                        current.reset();
+                        ++epoch;
+                        if (!produced && count < 0) return std::nullopt;
                     }
-                    if (auto x = current->next()) {
-                        produced = true;
-                        return x;
-                    }
-                    current.reset();
-                    ++epoch;
-                    if (!produced && count < 0) return std::nullopt;
-                }
-            });
+                });
         });
     }
 
     /// The first `count` elements (-1: all).
     Dataset<T> take(int64_t count) const {
         return Dataset<T>([self = *this, count] {
-            return detail::make_source<T>([up = self.make_source(), count,
-                                           taken = int64_t(0)]() mutable -> std::optional<T> {
-                if (count >= 0 && taken >= count) return std::nullopt;
-                auto x = up->next();
-                if (x) ++taken;
-                return x;
-            });
+            return detail::make_source<T>(
+                [up = self.make_source(), count, taken = int64_t(0)]() mutable -> std::optional<T> {
+                    if (count >= 0 && taken >= count) return std::nullopt;
+                    auto x = up->next();
+                    if (x) ++taken;
+                    return x;
+                });
         });
     }
 
     /// All but the first `count` elements (-1: none).
     Dataset<T> skip(int64_t count) const {
         return Dataset<T>([self = *this, count] {
-            return detail::make_source<T>([up = self.make_source(), count,
-                                           skipped = false]() mutable -> std::optional<T> {
-                if (!skipped) {
-                    skipped = true;
-                    for (int64_t i = 0; count < 0 || i < count; ++i)
-                        if (!up->next()) return std::nullopt;
-                }
-                return up->next();
-            });
+            return detail::make_source<T>(
+                [up = self.make_source(), count, skipped = false]() mutable -> std::optional<T> {
+                    if (!skipped) {
+                        skipped = true;
+                        for (int64_t i = 0; count < 0 || i < count; ++i)
+                            if (!up->next()) return std::nullopt;
+                    }
+                    return up->next();
+                });
         });
     }
 
@@ -280,10 +292,12 @@ public:
     /// index): the shards 0..num_shards-1 partition the dataset.
     Dataset<T> shard(int64_t num_shards, int64_t index) const {
         detail::check_argument(num_shards > 0, "num_shards", num_shards, "greater than zero");
-        detail::check_argument(index >= 0 && index < num_shards, "index", index,
-                               "in [0, num_shards)");
+        detail::check_argument(
+            index >= 0 && index < num_shards, "index", index, "in [0, num_shards)");
         return Dataset<T>([self = *this, num_shards, index] {
-            return detail::make_source<T>([up = self.make_source(), num_shards, index,
+            return detail::make_source<T>([up = self.make_source(),
+                                           num_shards,
+                                           index,
                                            position = int64_t(0)]() mutable -> std::optional<T> {
                 while (auto x = up->next())
                     if (position++ % num_shards == index) return x;
@@ -295,8 +309,10 @@ public:
     /// A producer thread reads ahead into a queue of `buffer_size` elements (AUTOTUNE: 2; 0: no
     /// thread), so producing the next element overlaps the consumer's work on this one.
     Dataset<T> prefetch(int64_t buffer_size) const {
-        detail::check_argument(buffer_size >= 0 || buffer_size == AUTOTUNE, "buffer_size",
-                               buffer_size, "non-negative or AUTOTUNE");
+        detail::check_argument(buffer_size >= 0 || buffer_size == AUTOTUNE,
+                               "buffer_size",
+                               buffer_size,
+                               "non-negative or AUTOTUNE");
         if (buffer_size == 0) return *this;
         const int64_t capacity = buffer_size == AUTOTUNE ? 2 : buffer_size;
         return Dataset<T>([self = *this, capacity]() -> detail::SourcePtr<T> {
@@ -321,37 +337,40 @@ public:
             detail::resolve_parallelism(num_parallel_calls, "num_parallel_calls") > 1;
         auto fn = std::make_shared<const F>(std::move(f));
         return Dataset<U>([self = *this, fn, cycle, parallel] {
-            return detail::make_source<U>(
-                [input = self.make_source(), fn, cycle, parallel,
-                 slots = std::vector<detail::SourcePtr<U>>(cycle), index = std::size_t(0),
-                 open = std::size_t(0), input_done = false]() mutable -> std::optional<U> {
-                    while (!input_done || open > 0) {
-                        auto& slot = slots[index];
-                        if (slot) {
-                            auto x = slot->next();
-                            if (x) {
-                                index = (index + 1) % cycle;
-                                return x;
-                            }
-                            slot.reset();
-                            --open;
+            return detail::make_source<U>([input = self.make_source(),
+                                           fn,
+                                           cycle,
+                                           parallel,
+                                           slots = std::vector<detail::SourcePtr<U>>(cycle),
+                                           index = std::size_t(0),
+                                           open = std::size_t(0),
+                                           input_done = false]() mutable -> std::optional<U> {
+                while (!input_done || open > 0) {
+                    auto& slot = slots[index];
+                    if (slot) {
+                        auto x = slot->next();
+                        if (x) {
                             index = (index + 1) % cycle;
-                        } else if (!input_done) {
-                            auto x = input->next();
-                            if (!x) {
-                                input_done = true;
-                                continue;
-                            }
-                            D inner = (*fn)(std::as_const(*x));
-                            slot = parallel ? inner.prefetch(16).make_source()
-                                            : inner.make_source();
-                            ++open;
-                        } else {
-                            index = (index + 1) % cycle;
+                            return x;
                         }
+                        slot.reset();
+                        --open;
+                        index = (index + 1) % cycle;
+                    } else if (!input_done) {
+                        auto x = input->next();
+                        if (!x) {
+                            input_done = true;
+                            continue;
+                        }
+                        D inner = (*fn)(std::as_const(*x));
+                        slot = parallel ? inner.prefetch(16).make_source() : inner.make_source();
+                        ++open;
+                    } else {
+                        index = (index + 1) % cycle;
                     }
-                    return std::nullopt;
-                });
+                }
+                return std::nullopt;
+            });
         });
     }
 

@@ -1,17 +1,18 @@
 // The non-template helpers of tf::data's header: argument checks with TensorFlow's wording,
 // parallelism defaults and shuffle seeds.
-#include <tapeflow/core/error.hpp>
-#include <tapeflow/data.hpp>
-#include <tapeflow/random.hpp>
-
 #include <thread>
 
 #include <fmt/core.h>
 
+#include <tapeflow/core/error.hpp>
+#include <tapeflow/data.hpp>
+#include <tapeflow/random.hpp>
+
 namespace tapeflow::data::detail {
 
 int resolve_parallelism(int64_t value, const char* what) {
-    if (value == AUTOTUNE) return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    if (value == AUTOTUNE)
+        return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     check_argument(value >= 1, what, value, "greater than zero or AUTOTUNE (-1)");
     return static_cast<int>(value);
 }

@@ -1,17 +1,17 @@
 // File sources of tf::data: TFRecordDataset (through tf::io::TFRecordReader, which checks the
 // framing and CRCs) and TextLineDataset. Files open when the iteration reaches them, as in
 // tf.data, so a missing file raises NotFoundError from the iterator.
-#include <tapeflow/core/error.hpp>
-#include <tapeflow/data.hpp>
-#include <tapeflow/io.hpp>
-
-#include "io/record_file.hpp"
-
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 
 #include <fmt/core.h>
+
+#include <tapeflow/core/error.hpp>
+#include <tapeflow/data.hpp>
+#include <tapeflow/io.hpp>
+
+#include "io/record_file.hpp"
 
 namespace tapeflow::data {
 namespace {
@@ -21,7 +21,9 @@ namespace {
 Dataset<std::string> tfrecord_file(std::string path, std::string compression) {
     return Dataset<std::string>([path = std::move(path), compression = std::move(compression)] {
         return detail::make_source<std::string>(
-            [path, compression, reader = std::unique_ptr<io::TFRecordReader>(),
+            [path,
+             compression,
+             reader = std::unique_ptr<io::TFRecordReader>(),
              done = false]() mutable -> std::optional<std::string> {
                 if (done) return std::nullopt;
                 try {
@@ -49,8 +51,7 @@ Dataset<std::string> text_file(std::string path) {
                 }
                 std::string line;
                 if (!std::getline(*in, line)) {
-                    if (in->bad())
-                        throw errors::DataLossError(fmt::format("{}: read error", path));
+                    if (in->bad()) throw errors::DataLossError(fmt::format("{}: read error", path));
                     return std::nullopt;
                 }
                 if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -60,7 +61,8 @@ Dataset<std::string> text_file(std::string path) {
 }
 
 // Files one after another, or `parallel` of them interleaved and read ahead on threads.
-Dataset<std::string> over_files(std::vector<std::string> files, int parallel,
+Dataset<std::string> over_files(std::vector<std::string> files,
+                                int parallel,
                                 std::function<Dataset<std::string>(const std::string&)> open) {
     const int64_t cycle = std::max<int64_t>(1, parallel);
     return from_vector(std::move(files)).interleave(std::move(open), cycle, parallel);
@@ -68,13 +70,15 @@ Dataset<std::string> over_files(std::vector<std::string> files, int parallel,
 
 }  // namespace
 
-Dataset<std::string> TFRecordDataset(std::vector<std::string> files, std::string_view compression,
+Dataset<std::string> TFRecordDataset(std::vector<std::string> files,
+                                     std::string_view compression,
                                      int num_parallel_reads) {
     io::parse_compression(compression);  // InvalidArgumentError now, not at iteration
     const int parallel = detail::resolve_parallelism(num_parallel_reads, "num_parallel_reads");
     std::string type(compression);
-    return over_files(std::move(files), parallel,
-                      [type](const std::string& path) { return tfrecord_file(path, type); });
+    return over_files(std::move(files), parallel, [type](const std::string& path) {
+        return tfrecord_file(path, type);
+    });
 }
 
 Dataset<std::string> TextLineDataset(std::vector<std::string> files) {

@@ -2,13 +2,13 @@
 // map<string, Feature> -> float_list / int64_list), writing values straight into the batch
 // tensors. Roughly ten times faster than Example::parse + tensors + stack for small records,
 // which is what lets a parsing pipeline keep up with the reader (benchmarks/bench_data.cpp).
-#include <tapeflow/core/error.hpp>
-#include <tapeflow/data/parse_example.hpp>
-
 #include <cstring>
 #include <string_view>
 
 #include <fmt/core.h>
+
+#include <tapeflow/core/error.hpp>
+#include <tapeflow/data/parse_example.hpp>
 
 namespace tapeflow::io {
 namespace {
@@ -47,11 +47,20 @@ public:
     }
     void skip(uint32_t wire_type) {
         switch (wire_type) {
-            case 0: varint(); return;
-            case 1: advance(8); return;
-            case 2: bytes(); return;
-            case 5: advance(4); return;
-            default: throw Malformed{};  // groups are not used by Example
+            case 0:
+                varint();
+                return;
+            case 1:
+                advance(8);
+                return;
+            case 2:
+                bytes();
+                return;
+            case 5:
+                advance(4);
+                return;
+            default:
+                throw Malformed{};  // groups are not used by Example
         }
     }
 
@@ -65,8 +74,10 @@ private:
 };
 
 // The Feature message of each requested name (the last one wins, as protobuf maps do).
-void find_features(std::string_view example, const std::vector<FixedLenFeature>& features,
-                   std::vector<std::string_view>& found, std::vector<bool>& present) {
+void find_features(std::string_view example,
+                   const std::vector<FixedLenFeature>& features,
+                   std::vector<std::string_view>& found,
+                   std::vector<bool>& present) {
     Wire ex(example);
     while (!ex.done()) {
         const uint64_t tag = ex.varint();
@@ -85,9 +96,12 @@ void find_features(std::string_view example, const std::vector<FixedLenFeature>&
             std::string_view key, value;
             while (!entry.done()) {
                 const uint64_t etag = entry.varint();
-                if (etag == 0x0a) key = entry.bytes();
-                else if (etag == 0x12) value = entry.bytes();
-                else entry.skip(static_cast<uint32_t>(etag & 7));
+                if (etag == 0x0a)
+                    key = entry.bytes();
+                else if (etag == 0x12)
+                    value = entry.bytes();
+                else
+                    entry.skip(static_cast<uint32_t>(etag & 7));
             }
             for (std::size_t i = 0; i < features.size(); ++i)
                 if (features[i].name == key) {
@@ -124,7 +138,8 @@ int64_t decode_values(std::string_view feature, T* out, int64_t count) {
             if constexpr (std::is_same_v<T, float>) {
                 if (vtag == 0x0a) {  // packed
                     Wire packed(list.bytes());
-                    while (!packed.done()) put(packed.fixed32_float());
+                    while (!packed.done())
+                        put(packed.fixed32_float());
                 } else if (vtag == 0x0d) {
                     put(list.fixed32_float());
                 } else {
@@ -133,7 +148,8 @@ int64_t decode_values(std::string_view feature, T* out, int64_t count) {
             } else {
                 if (vtag == 0x0a) {
                     Wire packed(list.bytes());
-                    while (!packed.done()) put(static_cast<int64_t>(packed.varint()));
+                    while (!packed.done())
+                        put(static_cast<int64_t>(packed.varint()));
                 } else if (vtag == 0x08) {
                     put(static_cast<int64_t>(list.varint()));
                 } else {
@@ -164,13 +180,17 @@ std::vector<Tensor> parse_example(const std::vector<std::string>& serialized,
         if (spec.dtype != DType::float32 && spec.dtype != DType::int64)
             throw errors::InvalidArgumentError(fmt::format(
                 "parse_example: feature '{}' has dtype {}; float32 and int64 are supported",
-                spec.name, dtype_name(spec.dtype)));
+                spec.name,
+                dtype_name(spec.dtype)));
         const int64_t count = spec.shape.num_elements();
         if (spec.default_value && spec.default_value->size() != 1 &&
             static_cast<int64_t>(spec.default_value->size()) != count)
             throw errors::InvalidArgumentError(fmt::format(
                 "parse_example: the default of feature '{}' has {} values; its shape {} needs {}",
-                spec.name, spec.default_value->size(), spec.shape.debug_string(), count));
+                spec.name,
+                spec.default_value->size(),
+                spec.shape.debug_string(),
+                count));
         std::vector<int64_t> dims{batch};
         dims.insert(dims.end(), spec.shape.dims().begin(), spec.shape.dims().end());
         out.push_back(Tensor::empty(Shape(dims), spec.dtype));
@@ -197,9 +217,13 @@ std::vector<Tensor> parse_example(const std::vector<std::string>& serialized,
                     throw errors::InvalidArgumentError(fmt::format(
                         "Feature: {} (data type: {}) is required but could not be found "
                         "(record {} of the batch).",
-                        spec.name, dtype_name(spec.dtype), r));
-                if (is_float) fill_default(reinterpret_cast<float*>(dst), count, spec);
-                else fill_default(reinterpret_cast<int64_t*>(dst), count, spec);
+                        spec.name,
+                        dtype_name(spec.dtype),
+                        r));
+                if (is_float)
+                    fill_default(reinterpret_cast<float*>(dst), count, spec);
+                else
+                    fill_default(reinterpret_cast<int64_t*>(dst), count, spec);
                 continue;
             }
             int64_t n = 0;
@@ -207,19 +231,25 @@ std::vector<Tensor> parse_example(const std::vector<std::string>& serialized,
                 n = is_float ? decode_values(found[i], reinterpret_cast<float*>(dst), count)
                              : decode_values(found[i], reinterpret_cast<int64_t*>(dst), count);
             } catch (const Malformed&) {
-                throw errors::InvalidArgumentError(fmt::format(
-                    "Could not parse example input (key {} of record {} of the batch)", spec.name,
-                    r));
+                throw errors::InvalidArgumentError(
+                    fmt::format("Could not parse example input (key {} of record {} of the batch)",
+                                spec.name,
+                                r));
             }
             if (n == -1)
-                throw errors::InvalidArgumentError(fmt::format(
-                    "Key: {}, Index: {}. Data types don't match. Expected type: {}", spec.name, r,
-                    dtype_name(spec.dtype)));
+                throw errors::InvalidArgumentError(
+                    fmt::format("Key: {}, Index: {}. Data types don't match. Expected type: {}",
+                                spec.name,
+                                r,
+                                dtype_name(spec.dtype)));
             if (n != count)
                 throw errors::InvalidArgumentError(fmt::format(
                     "Key: {}, Index: {}. Number of {} values != expected. Values size: {} but "
                     "output shape: {}",
-                    spec.name, r, is_float ? "float" : "int64", n,
+                    spec.name,
+                    r,
+                    is_float ? "float" : "int64",
+                    n,
                     spec.shape.debug_string()));
         }
     }

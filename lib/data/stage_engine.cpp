@@ -2,12 +2,12 @@
 // prefetch. Slot i of sequence number s is s % capacity; a worker claims the next sequence number
 // (one puller at a time, since sources are single-consumer), computes outside the lock, and marks
 // the slot done; the consumer waits for the oldest one.
-#include <tapeflow/data/source.hpp>
-
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
+
+#include <tapeflow/data/source.hpp>
 
 namespace tapeflow::data::detail {
 namespace {
@@ -90,7 +90,8 @@ void StageEngine::stop() {
     }
     state_->space.notify_all();
     state_->ready.notify_all();
-    for (auto& t : state_->threads) t.join();
+    for (auto& t : state_->threads)
+        t.join();
 }
 
 std::optional<std::size_t> StageEngine::wait_next() {

@@ -1,14 +1,15 @@
 // tf::data pipelines end to end: TFRecord (plain, GZIP, ZLIB, parallel reads) and text files,
 // errors reaching the consumer at their element with their type, and threads: stopping early,
 // destroying iterators midway, and no thread left behind.
-#include <catch2/catch.hpp>
-#include <tapeflow/tapeflow.hpp>
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <thread>
+
+#include <catch2/catch.hpp>
+
+#include <tapeflow/tapeflow.hpp>
 
 namespace tf = tapeflow;
 namespace fs = std::filesystem;
@@ -25,7 +26,8 @@ fs::path temp_dir() {
 std::string write_records(const std::string& name, int n, std::string_view compression = "") {
     auto path = (temp_dir() / name).string();
     tf::io::TFRecordWriter w(path, compression);
-    for (int i = 0; i < n; ++i) w.write(fmt::format("{}-{}", name.substr(0, 1), i));
+    for (int i = 0; i < n; ++i)
+        w.write(fmt::format("{}-{}", name.substr(0, 1), i));
     w.close();
     return path;
 }
@@ -70,7 +72,8 @@ TEST_CASE("TFRecordDataset reads files in order, compressed or not, or interleav
     // A missing file fails when the iteration reaches it, not before.
     auto missing = tf::data::TFRecordDataset({a, (temp_dir() / "nope").string()});
     auto it = missing.begin();
-    for (int i = 0; i < 2; ++i) ++it;
+    for (int i = 0; i < 2; ++i)
+        ++it;
     CHECK(*it == "a-2");
     CHECK_THROWS_AS(++it, tf::errors::NotFoundError);
 }
@@ -107,7 +110,9 @@ TEST_CASE("a corrupted record raises DataLossError at its element", "[data]") {
     auto ds = tf::data::TFRecordDataset({path});
     CHECK(count_until_error(ds) == 3);
     // Read-ahead stages hold the error until the consumer reaches that element.
-    auto identity = [](const std::string& s) { return s; };
+    auto identity = [](const std::string& s) {
+        return s;
+    };
     CHECK(count_until_error(ds.prefetch(8)) == 3);
     CHECK(count_until_error(ds.map(identity, 3).prefetch(4)) == 3);
     CHECK(count_until_error(tf::data::TFRecordDataset({path}, "", 2)) == 3);
@@ -174,7 +179,8 @@ TEST_CASE("stopping early: no deadlock, and no thread is left", "[data]") {
     CHECK(os_threads() == threads_before);
     // An iterator that ran to the end released its threads already.
     auto it = range(50).map(slow, 2).prefetch(3).begin();
-    while (it != Dataset<std::string>::Sentinel{}) ++it;
+    while (it != Dataset<std::string>::Sentinel{})
+        ++it;
     CHECK(tf::data::detail::live_threads() == 0);
 }
 
@@ -229,14 +235,14 @@ TEST_CASE("parse_example decodes batches of Examples like Example::parse", "[dat
     auto path = (temp_dir() / "ex.tfrecord").string();
     {
         tf::io::TFRecordWriter w(path);
-        for (const auto& r : records) w.write(r);
+        for (const auto& r : records)
+            w.write(r);
     }
-    auto batches = tf::data::TFRecordDataset({path})
-                       .batch(2)
-                       .map([&](const std::vector<std::string>& b) {
-                           return tf::io::parse_example(b, spec);
-                       })
-                       .to_vector();
+    auto batches =
+        tf::data::TFRecordDataset({path})
+            .batch(2)
+            .map([&](const std::vector<std::string>& b) { return tf::io::parse_example(b, spec); })
+            .to_vector();
     REQUIRE(batches.size() == 3);
     CHECK(batches[2][1].shape() == tf::Shape{1, 3});
     // Missing features, defaults, wrong counts, wrong kinds and garbage.

@@ -1,12 +1,13 @@
 // tf::data transformations: order and contents of map, filter, shuffle, batch, repeat, take,
 // skip, shard, prefetch and interleave, each checked against the element list tf.data gives.
-#include <catch2/catch.hpp>
-#include <tapeflow/tapeflow.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <numeric>
 #include <thread>
+
+#include <catch2/catch.hpp>
+
+#include <tapeflow/tapeflow.hpp>
 
 namespace tf = tapeflow;
 using tf::data::Dataset;
@@ -27,7 +28,8 @@ std::vector<int64_t> seq(std::initializer_list<int64_t> v) {
 
 TEST_CASE("range-for and to_vector give the elements in order", "[data]") {
     std::vector<int64_t> seen;
-    for (int64_t x : range(5)) seen.push_back(x);
+    for (int64_t x : range(5))
+        seen.push_back(x);
     CHECK(seen == seq({0, 1, 2, 3, 4}));
     CHECK(range(5).to_vector() == seen);
     CHECK(range(5).to_vector(2) == seq({0, 1}));
@@ -59,11 +61,11 @@ TEST_CASE("parallel map returns results in input order", "[data]") {
         4);
     auto out = ds.to_vector();
     REQUIRE(out.size() == 500);
-    for (std::size_t i = 0; i < out.size(); ++i) CHECK(out[i] == 3 * static_cast<int64_t>(i));
+    for (std::size_t i = 0; i < out.size(); ++i)
+        CHECK(out[i] == 3 * static_cast<int64_t>(i));
     CHECK(range(20).map([](int64_t x) { return x + 1; }, tf::data::AUTOTUNE).to_vector().back() ==
           20);
-    CHECK_THROWS_AS(range(3).map([](int64_t x) { return x; }, 0),
-                    tf::errors::InvalidArgumentError);
+    CHECK_THROWS_AS(range(3).map([](int64_t x) { return x; }, 0), tf::errors::InvalidArgumentError);
 }
 
 TEST_CASE("take, skip, repeat", "[data]") {
@@ -86,10 +88,12 @@ TEST_CASE("shard partitions the dataset", "[data]") {
     CHECK(range(10).shard(3, 2).to_vector() == seq({2, 5, 8}));
     std::vector<int64_t> all;
     for (int64_t i = 0; i < 4; ++i)
-        for (int64_t x : range(23).shard(4, i)) all.push_back(x);
+        for (int64_t x : range(23).shard(4, i))
+            all.push_back(x);
     std::sort(all.begin(), all.end());
     CHECK(all == range(23).to_vector());
-    CHECK_THROWS_WITH(range(3).shard(0, 0), Catch::Contains("num_shards must be greater than zero"));
+    CHECK_THROWS_WITH(range(3).shard(0, 0),
+                      Catch::Contains("num_shards must be greater than zero"));
     CHECK_THROWS_AS(range(3).shard(2, 2), tf::errors::InvalidArgumentError);
     CHECK_THROWS_AS(range(3).shard(2, -1), tf::errors::InvalidArgumentError);
 }
@@ -124,7 +128,8 @@ TEST_CASE("shuffle is a seeded permutation, reshuffled each iteration", "[data]"
     // A buffer of 1 does not shuffle; a small buffer only moves elements a little forward.
     CHECK(base.shuffle(1, 3).to_vector() == base.to_vector());
     auto local = base.shuffle(4, 3).to_vector();
-    for (std::size_t i = 0; i < local.size(); ++i) CHECK(local[i] <= static_cast<int64_t>(i) + 3);
+    for (std::size_t i = 0; i < local.size(); ++i)
+        CHECK(local[i] <= static_cast<int64_t>(i) + 3);
     CHECK_THROWS_AS(base.shuffle(0), tf::errors::InvalidArgumentError);
     // With a global seed and no op seed, the order is reproducible too.
     tf::random::set_seed(5);
@@ -158,8 +163,8 @@ TEST_CASE("batch stacks tensor components; remainder kept or dropped", "[data]")
     CHECK(ds.batch(8, true).to_vector().empty());
 
     // Tensor elements stack into a Tensor; other types gather into a vector.
-    auto t = tf::data::from_vector(std::vector<tf::Tensor>{tf::constant({1.f, 2.f}),
-                                                           tf::constant({3.f, 4.f})});
+    auto t = tf::data::from_vector(
+        std::vector<tf::Tensor>{tf::constant({1.f, 2.f}), tf::constant({3.f, 4.f})});
     CHECK(t.batch(2).to_vector()[0].shape() == tf::Shape{2, 2});
     auto groups = range(5).batch(2).to_vector();
     CHECK(groups == std::vector<std::vector<int64_t>>{{0, 1}, {2, 3}, {4}});
@@ -187,12 +192,16 @@ TEST_CASE("prefetch keeps order and contents", "[data]") {
 
 TEST_CASE("interleave cycles through its datasets one element at a time", "[data]") {
     // tf.data.Dataset.range(1, 4).interleave(lambda x: Dataset.from_tensors(x).repeat(x), 2)
-    auto f = [](int64_t x) { return tf::data::from_vector(std::vector<int64_t>{x}).repeat(x); };
+    auto f = [](int64_t x) {
+        return tf::data::from_vector(std::vector<int64_t>{x}).repeat(x);
+    };
     auto ds = range(4).skip(1).interleave(f, 2);
     CHECK(ds.to_vector() == seq({1, 2, 2, 3, 3, 3}));
     // tf.data's docstring example: range(1, 6).interleave(lambda x: from_tensors(x).repeat(6), 2)
     // (block_length 1) gives 1 2 1 2 ... then 3 4 ... then 5 ...
-    auto g = [](int64_t x) { return tf::data::from_vector(std::vector<int64_t>{x}).repeat(3); };
+    auto g = [](int64_t x) {
+        return tf::data::from_vector(std::vector<int64_t>{x}).repeat(3);
+    };
     auto expect = seq({1, 2, 1, 2, 1, 2, 3, 4, 3, 4, 3, 4, 5, 5, 5});
     CHECK(range(6).skip(1).interleave(g, 2).to_vector() == expect);
     CHECK(range(6).skip(1).interleave(g, 2, 2).to_vector() == expect);  // parallel: same order

@@ -1,11 +1,11 @@
 // ThreadSanitizer check of tf::data's threads: the pipeline machinery (header templates plus
 // lib/data/stage_engine.cpp, compiled here with -fsanitize=thread) runs parallel map, prefetch,
 // parallel interleave, errors and early exits many times. TSan makes the run fail on any race.
-#include <tapeflow/data.hpp>
-
 #include <cstdio>
 #include <numeric>
 #include <stdexcept>
+
+#include <tapeflow/data.hpp>
 
 namespace data = tapeflow::data;
 
@@ -28,7 +28,9 @@ data::Dataset<int64_t> range(int64_t n) {
 }  // namespace
 
 int main() {
-    auto square = [](int64_t x) { return x * x; };
+    auto square = [](int64_t x) {
+        return x * x;
+    };
     auto pipeline = range(5000)
                         .map(square, 4)
                         .prefetch(3)
@@ -37,11 +39,13 @@ int main() {
                         .batch(7)
                         .prefetch(2);
     int64_t expect_sum = 0;
-    for (int64_t x = 0; x < 5000; ++x) expect_sum += x * x + 1;
+    for (int64_t x = 0; x < 5000; ++x)
+        expect_sum += x * x + 1;
     for (int pass = 0; pass < 3; ++pass) {
         int64_t sum = 0;
         for (const auto& batch : pipeline)
-            for (int64_t x : batch) sum += x;
+            for (int64_t x : batch)
+                sum += x;
         expect(sum == expect_sum, "sum of a full pass");
     }
     // Parallel interleave of parallel maps, stopped early many times.
@@ -57,12 +61,14 @@ int main() {
     }
     expect(data::detail::live_threads() == 0, "no thread left after early exits");
     // Errors crossing threads.
-    auto failing = range(200).map(
-        [](int64_t x) {
-            if (x % 50 == 49) throw std::out_of_range("bad element");
-            return x;
-        },
-        4).prefetch(5);
+    auto failing = range(200)
+                       .map(
+                           [](int64_t x) {
+                               if (x % 50 == 49) throw std::out_of_range("bad element");
+                               return x;
+                           },
+                           4)
+                       .prefetch(5);
     int errors = 0, values = 0;
     auto it = failing.begin();
     for (;;) {

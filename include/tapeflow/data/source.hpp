@@ -74,7 +74,8 @@ public:
     using Fn = std::function<Out(In&&)>;
 
     OrderedStage(SourcePtr<In> upstream, Fn fn, int num_workers, int64_t capacity)
-        : upstream_(std::move(upstream)), fn_(std::move(fn)),
+        : upstream_(std::move(upstream)),
+          fn_(std::move(fn)),
           slots_(static_cast<std::size_t>(capacity < 1 ? 1 : capacity)),
           engine_(*this, num_workers, static_cast<int64_t>(slots_.size())) {}
 
