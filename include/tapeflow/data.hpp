@@ -3,10 +3,7 @@
 // map, prefetch and parallel interleave) belong to the iterator and stop when it is destroyed.
 #pragma once
 
-#include <algorithm>
-#include <atomic>
 #include <cstdint>
-#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -70,6 +67,11 @@ void check_argument(bool ok, const char* what, int64_t value, const char* requir
 /// A seed for a shuffle without one: derived from the global seed (tf::random::set_seed) and a
 /// counter when one is set, otherwise nondeterministic.
 uint64_t fresh_seed();
+/// Counts the iterations of a reshuffling shuffle (atomically: iterations may start on several
+/// threads). Kept in lib/data so this header needs no <atomic>.
+struct EpochCounter;
+std::shared_ptr<EpochCounter> make_epoch_counter();
+uint64_t next_epoch(EpochCounter& counter);
 /// The seed of iteration `epoch` of a reshuffling shuffle.
 uint64_t mix_seed(uint64_t seed, uint64_t epoch);
 /// Stacks each component of the elements along a new axis 0 (InvalidArgumentError naming the
@@ -176,9 +178,9 @@ public:
                        bool reshuffle_each_iteration = true) const {
         detail::check_argument(buffer_size > 0, "buffer_size", buffer_size, "greater than zero");
         const uint64_t base = seed ? *seed : detail::fresh_seed();
-        auto epochs = std::make_shared<std::atomic<uint64_t>>(0);
+        auto epochs = detail::make_epoch_counter();
         return Dataset<T>([self = *this, buffer_size, base, reshuffle_each_iteration, epochs] {
-            const uint64_t epoch = reshuffle_each_iteration ? epochs->fetch_add(1) : 0;
+            const uint64_t epoch = reshuffle_each_iteration ? detail::next_epoch(*epochs) : 0;
             return detail::make_source<T>([up = self.make_source(),
                                            buffer = std::vector<T>(),
                                            buffer_size,
@@ -215,7 +217,7 @@ public:
                                            done = false]() mutable -> std::optional<B> {
                 if (done) return std::nullopt;
                 std::vector<T> elements;
-                elements.reserve(static_cast<std::size_t>(std::min<int64_t>(batch_size, 4096)));
+                elements.reserve(static_cast<std::size_t>(batch_size < 4096 ? batch_size : 4096));
                 while (static_cast<int64_t>(elements.size()) < batch_size) {
                     auto x = up->next();
                     if (!x) {
@@ -384,7 +386,6 @@ public:
         using difference_type = std::ptrdiff_t;
         using reference = const T&;
         using pointer = const T*;
-        using iterator_category = std::input_iterator_tag;
 
         Iterator() = default;
         explicit Iterator(detail::SourcePtr<T> source) : source_(std::move(source)) { advance(); }

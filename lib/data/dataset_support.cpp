@@ -1,5 +1,6 @@
 // The non-template helpers of tf::data's header: argument checks with TensorFlow's wording,
 // parallelism defaults and shuffle seeds.
+#include <atomic>
 #include <thread>
 
 #include <fmt/core.h>
@@ -21,6 +22,18 @@ void check_argument(bool ok, const char* what, int64_t value, const char* requir
     if (!ok)
         throw errors::InvalidArgumentError(
             fmt::format("{} must be {}, but got {}.", what, requirement, value));
+}
+
+struct EpochCounter {
+    std::atomic<uint64_t> next{0};
+};
+
+std::shared_ptr<EpochCounter> make_epoch_counter() {
+    return std::make_shared<EpochCounter>();
+}
+
+uint64_t next_epoch(EpochCounter& counter) {
+    return counter.next.fetch_add(1);
 }
 
 // One SplitMix64 step from a state that depends on both: nearby inputs (seed, epoch 0, 1, 2...)

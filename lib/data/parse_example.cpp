@@ -22,6 +22,7 @@ public:
     bool done() const { return p_ >= end_; }
 
     uint64_t varint() {
+        if (p_ < end_ && *p_ < 0x80) return *p_++;  // tags and small lengths: one byte
         uint64_t v = 0;
         for (int shift = 0; shift < 64; shift += 7) {
             if (p_ >= end_) throw Malformed{};
@@ -75,9 +76,9 @@ private:
 
 // The Feature message of each requested name (the last one wins, as protobuf maps do).
 void find_features(std::string_view example,
-                   const std::vector<FixedLenFeature>& features,
+                   const std::vector<std::string_view>& names,
                    std::vector<std::string_view>& found,
-                   std::vector<bool>& present) {
+                   std::vector<char>& present) {
     Wire ex(example);
     while (!ex.done()) {
         const uint64_t tag = ex.varint();
@@ -103,10 +104,10 @@ void find_features(std::string_view example,
                 else
                     entry.skip(static_cast<uint32_t>(etag & 7));
             }
-            for (std::size_t i = 0; i < features.size(); ++i)
-                if (features[i].name == key) {
+            for (std::size_t i = 0; i < names.size(); ++i)
+                if (names[i] == key) {
                     found[i] = value;
-                    present[i] = true;
+                    present[i] = 1;
                 }
         }
     }
@@ -176,6 +177,8 @@ std::vector<Tensor> parse_example(const std::vector<std::string>& serialized,
     const auto batch = static_cast<int64_t>(serialized.size());
     std::vector<Tensor> out;
     std::vector<char*> base;
+    std::vector<std::string_view> names;  // per feature, hoisted out of the record loop
+    std::vector<int64_t> counts;
     for (const FixedLenFeature& spec : features) {
         if (spec.dtype != DType::float32 && spec.dtype != DType::int64)
             throw errors::InvalidArgumentError(fmt::format(
@@ -195,13 +198,15 @@ std::vector<Tensor> parse_example(const std::vector<std::string>& serialized,
         dims.insert(dims.end(), spec.shape.dims().begin(), spec.shape.dims().end());
         out.push_back(Tensor::empty(Shape(dims), spec.dtype));
         base.push_back(static_cast<char*>(out.back().mutable_raw_data()));
+        names.push_back(spec.name);
+        counts.push_back(count);
     }
     std::vector<std::string_view> found(features.size());
-    std::vector<bool> present(features.size());
+    std::vector<char> present(features.size());
     for (int64_t r = 0; r < batch; ++r) {
-        std::fill(present.begin(), present.end(), false);
+        std::fill(present.begin(), present.end(), 0);
         try {
-            find_features(serialized[static_cast<std::size_t>(r)], features, found, present);
+            find_features(serialized[static_cast<std::size_t>(r)], names, found, present);
         } catch (const Malformed&) {
             throw errors::InvalidArgumentError(fmt::format(
                 "Could not parse example input (record {} of the batch is not a tf.train.Example)",
@@ -209,9 +214,9 @@ std::vector<Tensor> parse_example(const std::vector<std::string>& serialized,
         }
         for (std::size_t i = 0; i < features.size(); ++i) {
             const FixedLenFeature& spec = features[i];
-            const int64_t count = spec.shape.num_elements();
+            const int64_t count = counts[i];
             const bool is_float = spec.dtype == DType::float32;
-            char* dst = base[i] + r * count * static_cast<int64_t>(dtype_size(spec.dtype));
+            char* dst = base[i] + r * count * (is_float ? 4 : 8);
             if (!present[i]) {
                 if (!spec.default_value)
                     throw errors::InvalidArgumentError(fmt::format(

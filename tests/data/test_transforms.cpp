@@ -2,6 +2,7 @@
 // skip, shard, prefetch and interleave, each checked against the element list tf.data gives.
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <numeric>
 #include <thread>
 
@@ -25,6 +26,9 @@ std::vector<int64_t> seq(std::initializer_list<int64_t> v) {
 }
 
 }  // namespace
+
+static_assert(std::input_iterator<Dataset<int64_t>::Iterator>);
+static_assert(std::sentinel_for<Dataset<int64_t>::Sentinel, Dataset<int64_t>::Iterator>);
 
 TEST_CASE("range-for and to_vector give the elements in order", "[data]") {
     std::vector<int64_t> seen;
