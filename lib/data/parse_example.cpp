@@ -22,7 +22,11 @@ public:
     bool done() const { return p_ >= end_; }
 
     uint64_t varint() {
-        if (p_ < end_ && *p_ < 0x80) return *p_++;  // tags and small lengths: one byte
+        if (p_ < end_ && *p_ < 0x80) [[likely]]
+            return *p_++;  // tags and small lengths: one byte, inlined
+        return varint_long();
+    }
+    [[gnu::noinline]] uint64_t varint_long() {
         uint64_t v = 0;
         for (int shift = 0; shift < 64; shift += 7) {
             if (p_ >= end_) throw Malformed{};

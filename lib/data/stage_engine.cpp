@@ -97,7 +97,9 @@ void StageEngine::stop() {
 
 std::optional<std::size_t> StageEngine::wait_next() {
     State& s = *state_;
-    auto ready = [&] { return s.head == s.end || s.done[s.head % s.capacity]; };
+    auto ready = [&] {
+        return s.head == s.end || s.done[s.head % s.capacity];
+    };
     std::unique_lock lock(s.mu);
     // A short polite spin before sleeping: when the workers keep up, the next element is usually
     // a few microseconds away, and a futex sleep + wake-up costs tens of microseconds on a VM.
