@@ -1,14 +1,17 @@
 // GPU benchmarks against the goals (docs/gpu.md): element-wise ops on 256M floats against
 // the device-to-device copy bandwidth measured in the same run, matmul 4096^3 (float32, bfloat16)
-// against cuBLAS called directly with the same settings, and the host cost of one small op.
+// against cuBLAS called directly with the same settings, the host cost of one small op, and one
+// training step of the medium MLP on the GPU against the same step on the CPU.
 // Plain main (no Google Benchmark: the GPU machine has none); prints one line per measurement.
 // Usage: bench_gpu [--quick]   (--quick: smaller sizes, for a smoke run)
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -102,6 +105,55 @@ double cublas_direct(int n, cudaDataType_t type, const void* a, const void* b, i
     return best;
 }
 
+// The medium MLP (784 -> 512 relu -> 512 relu -> 10, sparse softmax cross-entropy, batch 128) on
+// `device`. The update is plain gradient descent through Variable::assign_sub: the optimizers'
+// fused update ops are not in this branch yet (the Adam step is to be measured with them).
+struct MlpStep {
+    std::vector<tf::Variable> vars;
+    tf::Tensor x, labels;
+
+    explicit MlpStep(tf::Device device) {
+        auto scope = tf::device(device);
+        tf::random::set_seed(7);
+        const int64_t sizes[] = {784, 512, 512, 10};
+        for (int l = 0; l < 3; ++l) {
+            vars.emplace_back(tf::random::normal({sizes[l], sizes[l + 1]}, 0, 0.05));
+            vars.emplace_back(tf::zeros({sizes[l + 1]}));
+        }
+        x = tf::random::uniform({128, 784});
+        labels = tf::random::uniform({128}, 0, 10, tf::int32);
+    }
+
+    void operator()() {
+        tf::GradientTape tape;
+        tf::Tensor h = x;
+        for (std::size_t l = 0; l < 3; ++l) {
+            h = tf::nn::bias_add(tf::matmul(h, vars[2 * l]), vars[2 * l + 1]);
+            if (l < 2) h = tf::nn::relu(h);
+        }
+        const tf::Tensor loss = tf::reduce_mean(tf::nn::sparse_softmax_cross_entropy_with_logits(labels, h));
+        const std::vector<tf::Gradient> grads = tape.gradient(loss, vars);
+        for (std::size_t i = 0; i < vars.size(); ++i) vars[i].assign_sub(grads[i].dense() * 0.01f);
+    }
+};
+
+void mlp_benchmark(bool quick) {
+    MlpStep gpu(tf::Device::cuda(0));
+    const double t_gpu = time_op([&] { gpu(); }, quick ? 20 : 200);
+    MlpStep cpu(tf::Device::cpu());
+    cpu();
+    double t_cpu = 1e30;
+    for (int r = 0; r < 3; ++r) {
+        const int iters = quick ? 2 : 10;
+        const double t0 = now_s();
+        for (int i = 0; i < iters; ++i) cpu();
+        t_cpu = std::min(t_cpu, (now_s() - t0) / iters);
+    }
+    std::printf("train_step mlp_784_512_512_10 batch128 (gradient descent via assign_sub, not Adam): "
+                "GPU %.3f ms | CPU %.3f ms | speedup %.1fx (goal >= 10x)\n",
+                t_gpu * 1e3, t_cpu * 1e3, t_cpu / t_gpu);
+}
+
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -192,6 +244,7 @@ int run(int argc, char** argv) {
     const double per_sync = time_op([&] { (void)(one + one).item<float>(); }, quick ? 200 : 2000);
     std::printf("launch_overhead add_1_element_then_read: %.2f us per op (includes a device->host copy)\n",
                 per_sync * 1e6);
+    mlp_benchmark(quick);
     return 0;
 }
 

@@ -70,6 +70,26 @@ inline unsigned blocks_for(int64_t n, int per_thread = kUnroll) {
     return static_cast<unsigned>((n + per_block - 1) / per_block);
 }
 
+/// Grid of a grid-stride loop over n elements (one per thread, capped; the loop covers the rest).
+inline constexpr unsigned kMaxGridBlocks = 1U << 20;
+inline unsigned grid_for(int64_t n) {
+    const unsigned b = blocks_for(n, 1);
+    return b < kMaxGridBlocks ? b : kMaxGridBlocks;
+}
+
+/// for (i = this thread's first index; i < n; i += threads in the grid)
+#define TAPEFLOW_FOR_EACH(i, n)                                                                  \
+    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n);     \
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+
+/// f(Tag<T>{}) for float32/float64 (the nn ops' dtypes); cudaErrorInvalidValue otherwise.
+template <class F>
+cudaError_t visit_real(Elem elem, F&& f) {
+    if (elem == Elem::f32) return f(Tag<float>{});
+    if (elem == Elem::f64) return f(Tag<double>{});
+    return cudaErrorInvalidValue;
+}
+
 /// Operand offsets of index i over the first `rank` dimensions of `plan` (row-major).
 template <int N>
 __device__ __forceinline__ void offsets_over(const IndexPlan<N>& plan, int rank, int64_t i,

@@ -159,4 +159,56 @@ cudaError_t arg_reduce(bool is_max, Elem elem, const void* in, void* out, bool o
 cudaError_t scan(bool is_prod, Elem elem, const void* in, void* out, int64_t outer, int64_t n,
                  int64_t inner, bool exclusive, bool reverse, cudaStream_t stream);
 
+// ---- nn ops (nn_kernels.cu, conv_kernels.cu) ----
+
+enum class Activation { relu, relu6, elu, selu, leaky_relu };
+
+/// out[i] = f(in[i]) (contiguous); alpha is leaky_relu's slope. relu/relu6 take floats and
+/// int32/int64, the others floats.
+cudaError_t activation(Activation op, double alpha, Elem elem, const void* in, void* out, int64_t n,
+                       cudaStream_t stream);
+/// out[i] = f_grad(g[i], x[i]): x the features (relu, relu6, leaky_relu) or the outputs (elu, selu).
+cudaError_t activation_grad(Activation op, double alpha, Elem elem, const void* g, const void* x,
+                            void* out, int64_t n, cudaStream_t stream);
+
+/// softmax (or log_softmax) of [outer, n, inner] along n; float32/float64.
+cudaError_t softmax(bool log, Elem elem, const void* in, void* out, int64_t outer, int64_t n,
+                    int64_t inner, cudaStream_t stream);
+
+enum class Xent { dense, sparse, sparse_grad };
+/// Row-wise losses of logits [rows, n] (float32/float64). dense: loss[r] = sum(labels * (lse - x))
+/// with labels [rows, n] of the logits' type; sparse: loss[r] = lse - x[label[r]]; sparse_grad:
+/// out[r] = softmax(x[r]) - onehot(label[r]). Sparse labels are int32 or int64 (label_is_64), in
+/// range (checked by the wrapper).
+cudaError_t xent(Xent kind, Elem elem, const void* logits, const void* labels, bool label_is_64,
+                 void* out, int64_t rows, int64_t n, cudaStream_t stream);
+
+/// bias_add: out[i] = x[i] + bias[(i / inner) % c] (inner = 1 for NHWC).
+cudaError_t bias_add(Elem elem, const void* x, const void* bias, void* out, int64_t n, int64_t c,
+                     int64_t inner, cudaStream_t stream);
+
+/// A 2-D window over NHWC input (the CPU's nn_detail::Window2d).
+struct Window {
+    int64_t n = 0, h = 0, w = 0, c = 0;
+    int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+    int64_t pad_top = 0, pad_left = 0;
+    int64_t oh = 0, ow = 0;
+};
+
+/// patches[(img, oh, ow), (kh, kw, c)] of `count` images starting at x (zeros for padding cells).
+cudaError_t im2col(Elem elem, const Window& w, const void* x, int64_t count, void* patches,
+                   cudaStream_t stream);
+/// dx (count images) = sum over the patch rows of dpatches that cover each cell (writes every cell).
+cudaError_t col2im(Elem elem, const Window& w, const void* dpatches, int64_t count, void* dx,
+                   cudaStream_t stream);
+
+/// max_pool: values and the flat input index of each maximum (the CPU's rule: the first cell of
+/// the window, then strictly greater values); avg_pool over the non-padding cells.
+cudaError_t max_pool(Elem elem, const Window& w, const void* x, void* y, int64_t* argmax,
+                     cudaStream_t stream);
+cudaError_t avg_pool(Elem elem, const Window& w, const void* x, void* y, cudaStream_t stream);
+/// dx (w's input shape) from g (w's output shape): each cell sums g / count of the windows that
+/// cover it, in the CPU's (oh, ow) order.
+cudaError_t avg_pool_grad(Elem elem, const Window& w, const void* g, void* dx, cudaStream_t stream);
+
 }  // namespace tapeflow::cuda_launch

@@ -175,6 +175,7 @@ void register_cuda_kernels(KernelRegistry& r) {
     register_elementwise_cuda(r);
     register_reduce_cuda(r);
     register_array_cuda(r);
+    register_nn_cuda(r);
 }
 
 }  // namespace tapeflow

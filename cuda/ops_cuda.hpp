@@ -33,8 +33,13 @@ void host_fallback(const KernelContext& ctx);
 /// Whether (op, dtype) runs through host_fallback on the GPU.
 bool uses_host_fallback(Op op, DType dtype);
 
+/// Raises InternalError (ResourceExhaustedError for CUBLAS_STATUS_ALLOC_FAILED) for a failed cuBLAS call.
+void cublas_check(cublasStatus_t status, const char* call, const char* file, int line);
+#define TAPEFLOW_CUBLAS_CHECK(call) ::tapeflow::cuda_ops::cublas_check((call), #call, __FILE__, __LINE__)
+
 void register_elementwise_cuda(KernelRegistry& r);
 void register_reduce_cuda(KernelRegistry& r);
 void register_array_cuda(KernelRegistry& r);
+void register_nn_cuda(KernelRegistry& r);
 
 }  // namespace tapeflow::cuda_ops

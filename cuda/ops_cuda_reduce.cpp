@@ -8,6 +8,15 @@
 #include "ops_cuda.hpp"
 
 namespace tapeflow::cuda_ops {
+
+void cublas_check(cublasStatus_t status, const char* call, const char* file, int line) {
+    if (status == CUBLAS_STATUS_SUCCESS) return;
+    const std::string message = fmt::format("cuBLAS call {} failed at {}:{}: {}", call, file, line,
+                                            cublasGetStatusString(status));
+    if (status == CUBLAS_STATUS_ALLOC_FAILED) throw errors::ResourceExhaustedError(message);
+    throw errors::InternalError(message);
+}
+
 namespace {
 
 using cuda_launch::IndexPlan;
@@ -104,15 +113,6 @@ void scan_kernel(const KernelContext& ctx) {
 }
 
 // ---- matmul ----
-
-void cublas_check(cublasStatus_t status, const char* call, const char* file, int line) {
-    if (status == CUBLAS_STATUS_SUCCESS) return;
-    const std::string message = fmt::format("cuBLAS call {} failed at {}:{}: {}", call, file, line,
-                                            cublasGetStatusString(status));
-    if (status == CUBLAS_STATUS_ALLOC_FAILED) throw errors::ResourceExhaustedError(message);
-    throw errors::InternalError(message);
-}
-#define TAPEFLOW_CUBLAS_CHECK(call) cublas_check((call), #call, __FILE__, __LINE__)
 
 // Batch index of each operand for every output batch (broadcasting the leading dimensions).
 std::vector<int64_t> batch_index(const std::vector<int64_t>& out, const std::vector<int64_t>& in) {

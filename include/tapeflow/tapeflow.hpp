@@ -27,4 +27,10 @@
 #include <tapeflow/io.hpp>
 #include <tapeflow/data.hpp>
 #include <tapeflow/summary.hpp>
+#include <tapeflow/train/learning_rate.hpp>
+#include <tapeflow/train/optimizer.hpp>
+#include <tapeflow/train/optimizers.hpp>
+#include <tapeflow/train/moving_average.hpp>
+#include <tapeflow/train/training_util.hpp>
+#include <tapeflow/keras/optimizers.hpp>
 #include <tapeflow/version.hpp>

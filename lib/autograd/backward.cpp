@@ -128,7 +128,7 @@ Tensor sum_to_shape(const Tensor& grad, const Shape& shape) {
 std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor> targets,
                                         std::span<const int64_t> source_ids,
                                         std::span<const TensorMeta> source_meta,
-                                        const GradientOptions& options) {
+                                        const GradientOptions& options, const SourceReadyFn& on_ready) {
     const std::size_t num_entries = tape.entries.size();  // a persistent tape may grow meanwhile
 
     // Live entries: those with an input that depends on a source.
@@ -158,8 +158,47 @@ std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor>
     const std::unordered_set<int64_t> source_set(source_ids.begin(), source_ids.end());
     std::unordered_map<int64_t, Gradient> finished;
 
-    for (std::size_t e = num_entries; e-- > 0;) {
-        if (live[e] == 0) continue;
+    // The gradient handed out for source s: undefined (or zeros) when unconnected or not floating.
+    auto finalize = [&](std::size_t s, Gradient g) {
+        if (!g.defined() || !is_floating(source_meta[s].dtype)) {
+            g = Gradient();
+            if (options.unconnected_gradients == UnconnectedGradients::zero) {
+                const DeviceScope scope(source_meta[s].device);
+                g = zeros(source_meta[s].shape, source_meta[s].dtype);
+            }
+        }
+        return g;
+    };
+
+    // NOTE [Streaming sources]: with on_ready, a source no entry produces (a variable) is final once
+    // the walk has passed the first entry that reads it; it is handed out there and forgotten, and a
+    // non-persistent tape drops each entry's saved tensors once processed, so optimizers can update
+    // a variable in place (no copy-on-write) and free its gradient while the walk goes on.
+    std::vector<std::vector<std::size_t>> ready_after;
+    std::vector<char> streamed(source_ids.size(), 0);
+    if (on_ready) {
+        ready_after.resize(num_entries);
+        std::unordered_set<int64_t> produced;
+        for (std::size_t e = 0; e < num_entries; ++e) {
+            produced.insert(tape.entries[e].output_ids.begin(), tape.entries[e].output_ids.end());
+        }
+        std::unordered_map<int64_t, std::size_t> first_use;
+        for (std::size_t e = num_entries; e-- > 0;) {
+            for (int64_t id : tape.entries[e].input_ids) first_use[id] = e;
+        }
+        for (std::size_t s = 0; s < source_ids.size(); ++s) {
+            auto it = first_use.find(source_ids[s]);
+            if (produced.count(source_ids[s]) != 0 || it == first_use.end()) continue;
+            bool repeated = false;  // the same source listed twice: handed out at the end
+            for (std::size_t r = 0; r < s; ++r) repeated = repeated || source_ids[r] == source_ids[s];
+            if (repeated) continue;
+            ready_after[it->second].push_back(s);
+            streamed[s] = 1;
+        }
+    }
+
+    auto process = [&](std::size_t e) {
+        if (live[e] == 0) return;
         // Gather the outputs' final gradients; skip entries no gradient reached.
         const std::size_t num_outputs = tape.entries[e].output_ids.size();
         std::vector<Gradient> final_grads(num_outputs);
@@ -174,12 +213,12 @@ std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor>
             if (source_set.count(id) != 0) finished[id] = final_grads[k];
             any = true;
         }
-        if (!any) continue;
+        if (!any) return;
         // Variable reads and identities pass IndexedSlices through unchanged (as TensorFlow's tape
         // does), so a gather from a variable gives the variable a sparse gradient.
         if (passes_slices(tape.entries[e].op) && final_grads[0].is_sparse()) {
             accumulate(tape.entries[e].input_ids[0], final_grads[0]);
-            continue;
+            return;
         }
         std::vector<Tensor> out_grads(num_outputs);
         for (std::size_t k = 0; k < num_outputs; ++k) out_grads[k] = final_grads[k].dense();
@@ -198,7 +237,7 @@ std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor>
             in_grads = (*entry.custom)(ctx);
         } else {
             const OpDef& def = op_def(entry.op);
-            if (def.backward == nullptr) continue;  // not differentiable
+            if (def.backward == nullptr) return;  // not differentiable
             in_grads = def.backward(ctx);
         }
         for (std::size_t i = 0; i < entry.input_ids.size() && i < in_grads.size(); ++i) {
@@ -212,11 +251,32 @@ std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor>
             }
             accumulate(entry.input_ids[i], std::move(g));
         }
+    };
+
+    for (std::size_t e = num_entries; e-- > 0;) {
+        process(e);
+        if (!on_ready) continue;
+        if (!tape.persistent) {
+            tape.entries[e].saved_in.clear();
+            tape.entries[e].saved_out.clear();
+        }
+        for (std::size_t s : ready_after[e]) {
+            Gradient g;
+            if (auto acc = grads.find(source_ids[s]); acc != grads.end()) {
+                g = acc->second.take();
+                grads.erase(acc);
+            }
+            on_ready(s, finalize(s, std::move(g)));
+        }
     }
 
     std::vector<Gradient> result;
     result.reserve(source_ids.size());
     for (std::size_t s = 0; s < source_ids.size(); ++s) {
+        if (streamed[s] != 0) {
+            result.emplace_back();
+            continue;
+        }
         Gradient g;
         if (auto it = finished.find(source_ids[s]); it != finished.end()) {
             g = it->second;
@@ -224,13 +284,8 @@ std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor>
             g = acc->second.take();
             if (g.defined()) finished[source_ids[s]] = g;  // the same source listed twice
         }
-        if (!g.defined() || !is_floating(source_meta[s].dtype)) {
-            g = Gradient();
-            if (options.unconnected_gradients == UnconnectedGradients::zero) {
-                const DeviceScope scope(source_meta[s].device);
-                g = zeros(source_meta[s].shape, source_meta[s].dtype);
-            }
-        }
+        g = finalize(s, std::move(g));
+        if (on_ready) on_ready(s, g);
         result.push_back(std::move(g));
     }
     return result;

@@ -263,6 +263,16 @@ std::vector<Gradient> run(TapeState& tape, const std::vector<Tensor>& targets, c
 
 }  // namespace
 
+void stream_gradients(GradientTape& tape, const Tensor& target, const std::vector<Variable>& sources,
+                      const GradientOptions& options, const SourceReadyFn& on_ready) {
+    TapeState& state = *tape.state();
+    const std::vector<Tensor> targets{target};
+    const Sources src = sources_of(sources);
+    begin_gradient(state, targets, options);
+    compute_gradients(state, targets, src.ids, src.meta, options, on_ready);
+    end_gradient(state);
+}
+
 Gradient GradientTape::gradient(const Tensor& target, const Tensor& source, const GradientOptions& options) {
     return run(*state_, {target}, sources_of(std::vector<Tensor>{source}), options)[0];
 }

@@ -70,12 +70,22 @@ void record_custom(std::span<const Tensor> inputs, const Tensor& output,
 void push_tape(TapeState& tape);
 void pop_tape(TapeState& tape);
 
+/// Receives source `index`'s final gradient during a streaming walk (NOTE [Streaming sources]).
+using SourceReadyFn = std::function<void(std::size_t index, const Gradient& gradient)>;
+
 /// The backward walk (backward.cpp): gradients of the summed targets w.r.t. the sources, named by
-/// id with their metadata.
+/// id with their metadata. With `on_ready`, every source's gradient is also handed to it, as early
+/// as possible (variables: as soon as final; the returned entry of such a source is undefined).
 std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor> targets,
                                         std::span<const int64_t> source_ids,
                                         std::span<const TensorMeta> source_meta,
-                                        const GradientOptions& options);
+                                        const GradientOptions& options,
+                                        const SourceReadyFn& on_ready = {});
+
+/// GradientTape::gradient(target, variables) that hands each variable's gradient to `on_ready` as
+/// soon as it is final instead of returning them all (optimizers' gate_none).
+void stream_gradients(GradientTape& tape, const Tensor& target, const std::vector<Variable>& sources,
+                      const GradientOptions& options, const SourceReadyFn& on_ready);
 
 /// The gradient reduced to `shape` by summing the broadcast axes (NOTE [Un-broadcasting]).
 Tensor sum_to_shape(const Tensor& grad, const Shape& shape);

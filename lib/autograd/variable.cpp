@@ -15,6 +15,7 @@
 #include <tapeflow/random.hpp>
 
 #include "autograd/tape.hpp"
+#include "autograd/variable_update.hpp"
 #include "core/backend.hpp"
 #include "core/dtype_dispatch.hpp"
 #include "core/ids.hpp"
@@ -254,6 +255,15 @@ Variable& Variable::scatter_update(const IndexedSlices& slices) {
     const std::lock_guard lock(s.mutex);
     scatter(s, slices, ScatterMode::update, "scatter_update");
     return *this;
+}
+
+VariableUpdate::VariableUpdate(const Variable& variable) {
+    if (!variable.defined()) throw errors::FailedPreconditionError("the Variable handle is empty");
+    VariableState& s = *variable.state();
+    lock_ = std::unique_lock(s.mutex);
+    const bool shared = s.value.impl_ptr().use_count() > 1 || s.value.impl()->storage.use_count() > 1;
+    if (shared) s.value = identity(s.value);
+    buffer_ = s.value;
 }
 
 std::vector<Variable> global_variables() {

@@ -7,7 +7,7 @@
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/io.hpp>
 
-#include "example.pb.h"
+#include "tapeflow_proto/example.pb.h"
 
 namespace tapeflow::io {
 namespace {

@@ -77,7 +77,7 @@ std::vector<Tensor> apply_multi(Op op, std::span<const Tensor> inputs,
     const Device device = op_device(op, inputs);
     std::vector<Tensor> out;
     out.reserve(outputs.size());
-    bool all_views = true;
+    bool all_views = !outputs.empty();  // no outputs: an in-place op (training ops) still runs
     for (const OutputSpec& spec : outputs) {
         out.push_back(make_output(spec, inputs, device));
         all_views = all_views && spec.alias_input >= 0;

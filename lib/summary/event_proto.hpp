@@ -7,7 +7,7 @@
 
 #include <tapeflow/summary.hpp>
 
-#include "event.pb.h"
+#include "tapeflow_proto/event.pb.h"
 
 namespace tapeflow::summary {
 

@@ -11,7 +11,7 @@
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/summary.hpp>
 
-#include "graph.pb.h"
+#include "tapeflow_proto/graph.pb.h"
 #include "io/file_util.hpp"
 
 namespace tapeflow {

@@ -72,13 +72,13 @@ step 200 02-test_gpu.txt "GPU tests (parity, allocator, streams, errors)" "$test
 grep -E "^parity:|host fallback|test cases|All tests passed|FAILED|cases that differ|^  [a-z_]+/" "$OUT/02-test_gpu.txt" | head -60 >> "$summary"
 
 step 120 03-bench_gpu.txt "bench_gpu" "$bench_gpu"
-grep -E "^(device|copy_d2d|elementwise|matmul|launch_overhead)" "$OUT/03-bench_gpu.txt" >> "$summary"
+grep -E "^(device|copy_d2d|elementwise|matmul|launch_overhead|train_step|bench_gpu FAILED)" "$OUT/03-bench_gpu.txt" >> "$summary"
 
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [[ -x "$sanitizer" ]]; then
     # Caching off, so that memcheck sees each tensor's own allocation.
     TAPEFLOW_CUDA_CACHE=0 \
-    TAPEFLOW_PARITY_FILTER="add/float32,reduce_sum/axis0/float32,reduce_max/all/float16,matmul/float32,batch_matmul/broadcast/float32,transpose/int64,where/bfloat16,cumsum/float64,argmax_argmin/int32,strided_slice/float32,pad/uint8,tile/bool,concat/float16,split/int32,cast/bfloat16/float32,add_n/many/float32,gather/bool,gather_nd/batch/float32,scatter_nd/float16,unsorted_segment_sum/int64,one_hot/float32,reduce_sum/large/float32,mirror_pad/float32" \
+    TAPEFLOW_PARITY_FILTER="add/float32,reduce_sum/axis0/float32,reduce_max/all/float16,matmul/float32,batch_matmul/broadcast/float32,transpose/int64,where/bfloat16,cumsum/float64,argmax_argmin/int32,strided_slice/float32,pad/uint8,tile/bool,concat/float16,split/int32,cast/bfloat16/float32,add_n/many/float32,gather/bool,gather_nd/batch/float32,scatter_nd/float16,unsorted_segment_sum/int64,one_hot/float32,reduce_sum/large/float32,mirror_pad/float32,relu/float16,elu/float32,softmax/float32,softmax_xent/float64,sparse_softmax_xent/int64/float32,bias_add/nchw/int32,conv2d/strided_same/float32,conv2d/explicit_dilated/float64,max_pool/argmax/float32,avg_pool/float32" \
         step 150 04-sanitizer.txt "compute-sanitizer memcheck (parity subset)" \
         "$sanitizer" --tool memcheck --error-exitcode 9 --leak-check no "$test_gpu" "every op gives the CPU's results on the GPU"
     grep -E "ERROR SUMMARY|Invalid|parity:" "$OUT/04-sanitizer.txt" | head -20 >> "$summary"

@@ -17,6 +17,7 @@
 
 #include <tapeflow/tapeflow.hpp>
 
+#include "ops/apply.hpp"
 #include "ops/dispatch.hpp"
 #include "ops/op.hpp"
 
@@ -289,6 +290,73 @@ std::vector<Case> all_cases() {
     c.push_back({"unsorted_segment_sum", {Op::unsorted_segment_sum}, {{{6, 3}}, {{6}, Kind::index4, tf::int32}}, kNums,
                  [](const V& x) {  // with 3 segments, the rows of id 3 are dropped
                      return V{tf::unsorted_segment_sum(x[0], x[1], 4), tf::unsorted_segment_sum(x[0], x[1], 3)};
+                 }, true});
+    // ---- nn: activations, softmax, losses, layers (the *Grad ops run in the gradients) ----
+    const std::vector<tf::DType> kReal{tf::float32, tf::float64};
+    const std::vector<tf::DType> kSigned{tf::float32, tf::float64, tf::float16, tf::bfloat16, tf::int32, tf::int64};
+    using Act = Tensor (*)(const Tensor&);
+    for (auto [name, op, grad_op, f, dtypes] : std::vector<std::tuple<std::string, Op, Op, Act, std::vector<tf::DType>>>{
+             {"relu", Op::relu, Op::relu_grad, tf::nn::relu, kSigned},
+             {"relu6", Op::relu6, Op::relu6_grad, tf::nn::relu6, kSigned},
+             {"elu", Op::elu, Op::elu_grad, tf::nn::elu, kFloats},
+             {"selu", Op::selu, Op::selu_grad, tf::nn::selu, kFloats}}) {
+        auto ff = f;  // inputs spread over [-12, 12]: relu6 saturates too
+        c.push_back({name, {op, grad_op}, {{{3, 37}}}, dtypes,
+                     [ff](const V& x) { return V{ff(x[0] * tf::scalar_like(x[0], 4))}; }, true});
+    }
+    c.push_back({"leaky_relu", {Op::leaky_relu, Op::leaky_relu_grad}, {{{3, 37}}}, kFloats,
+                 [](const V& x) { return V{tf::nn::leaky_relu(x[0], 0.3)}; }, true});
+    c.push_back({"softmax", {Op::softmax, Op::log_softmax}, {{{7, 50}}}, kReal,
+                 [](const V& x) {
+                     return V{tf::nn::softmax(x[0]), tf::nn::log_softmax(x[0]), tf::nn::softmax(x[0], 0),
+                              tf::nn::log_softmax(x[0], 0)};
+                 }, true});
+    c.push_back({"softmax/long_rows", {Op::softmax, Op::log_softmax}, {{{3, 5000}}}, kReal,
+                 [](const V& x) { return V{tf::nn::softmax(x[0]), tf::nn::log_softmax(x[0])}; }, false});
+    c.push_back({"softmax_xent", {Op::softmax_xent}, {{{8, 33}, Kind::unit}, {{8, 33}}}, kReal,
+                 [](const V& x) { return V{tf::nn::softmax_cross_entropy_with_logits(x[0], x[1])}; }, true});
+    for (tf::DType label : {tf::int32, tf::int64}) {
+        c.push_back({"sparse_softmax_xent/" + std::string(tf::dtype_name(label)),
+                     {Op::sparse_softmax_xent, Op::sparse_xent_grad},
+                     {{{9}, Kind::index4, label}, {{9, 37}}}, kReal,
+                     [](const V& x) { return V{tf::nn::sparse_softmax_cross_entropy_with_logits(x[0], x[1])}; },
+                     true});
+    }
+    c.push_back({"bias_add", {Op::bias_add}, {{{4, 5, 6}}, {{6}}}, kNums,
+                 [](const V& x) { return V{tf::nn::bias_add(x[0], x[1])}; }, true});
+    c.push_back({"bias_add/nchw", {Op::bias_add}, {{{2, 3, 4, 5}}, {{3}}}, kNums,
+                 [](const V& x) { return V{tf::nn::bias_add(x[0], x[1], "NCHW")}; }, true});
+    const std::vector<Op> conv_ops{Op::conv2d, Op::conv2d_backprop_input, Op::conv2d_backprop_filter};
+    c.push_back({"conv2d/same", conv_ops, {{{2, 7, 8, 3}}, {{3, 2, 3, 4}}}, kReal,
+                 [](const V& x) { return V{tf::nn::conv2d(x[0], x[1], 1, "SAME")}; }, true});
+    c.push_back({"conv2d/strided_valid", conv_ops, {{{2, 9, 8, 3}}, {{3, 3, 3, 5}}}, kReal,
+                 [](const V& x) { return V{tf::nn::conv2d(x[0], x[1], {2, 3}, "VALID")}; }, true});
+    c.push_back({"conv2d/strided_same", conv_ops, {{{1, 9, 10, 2}}, {{4, 3, 2, 3}}}, kReal,
+                 [](const V& x) { return V{tf::nn::conv2d(x[0], x[1], 2, "SAME")}; }, true});
+    c.push_back({"conv2d/explicit_dilated", conv_ops, {{{2, 8, 7, 2}}, {{2, 3, 2, 3}}}, kReal,
+                 [](const V& x) {
+                     return V{tf::nn::conv2d(x[0], x[1], 1, tf::Paddings{{0, 0}, {1, 2}, {2, 0}, {0, 0}}, "NHWC", 2)};
+                 }, true});
+    c.push_back({"conv2d/pointwise_nchw", conv_ops, {{{2, 4, 5, 6}}, {{1, 1, 4, 3}}}, kReal,
+                 [](const V& x) { return V{tf::nn::conv2d(x[0], x[1], 1, "VALID", "NCHW")}; }, true});
+    c.push_back({"max_pool", {Op::max_pool}, {{{2, 7, 9, 3}}}, kReal,
+                 [](const V& x) {
+                     return V{tf::nn::max_pool2d(x[0], 3, 2, "SAME"), tf::nn::max_pool2d(x[0], 2, {2, 3}, "VALID")};
+                 }, true});
+    c.push_back({"max_pool/argmax", {Op::max_pool}, {{{2, 7, 9, 3}}}, kReal,
+                 [](const V& x) {  // the internal argmax output, with uneven explicit pads
+                     tf::Attrs a;
+                     a.set("ksize", std::vector<int64_t>{3, 3});
+                     a.set("strides", std::vector<int64_t>{2, 2});
+                     a.set("dilations", std::vector<int64_t>{1, 1});
+                     a.set("pads", std::vector<int64_t>{1, 1, 0, 1});
+                     const tf::Shape out{2, 4, 4, 3};
+                     const tf::OutputSpec specs[] = {tf::OutputSpec{out, x[0].dtype()}, tf::OutputSpec{out, tf::int64}};
+                     return tf::apply_multi(Op::max_pool, x, specs, a);
+                 }, false});
+    c.push_back({"avg_pool", {Op::avg_pool, Op::avg_pool_grad}, {{{2, 7, 9, 3}}}, kReal,
+                 [](const V& x) {
+                     return V{tf::nn::avg_pool2d(x[0], 3, 2, "SAME"), tf::nn::avg_pool2d(x[0], {2, 4}, {1, 3}, "VALID")};
                  }, true});
     return c;
 }

@@ -10,8 +10,8 @@
 
 #include <tapeflow/tapeflow.hpp>
 
-#include "event.pb.h"
-#include "graph.pb.h"
+#include "tapeflow_proto/event.pb.h"
+#include "tapeflow_proto/graph.pb.h"
 #include "io/record_file.hpp"
 #include "summary/encoders.hpp"
 #include "summary/event_proto.hpp"
@@ -71,6 +71,16 @@ uint16_t le16(const std::string& s, std::size_t at) {
 }
 
 }  // namespace
+
+// Regression: with bare file names ("tensor.proto") protobuf aborted at load time in any process
+// that also loads a library registering a file of that name (OpenCV's dnn, pulled in by LibTorch).
+TEST_CASE("the schemas are registered under tapeflow_proto/ file names", "[summary][proto]") {
+    for (const auto* d : {tensorflow::Event::descriptor(), tensorflow::GraphDef::descriptor(),
+                          tensorflow::Summary::descriptor(), tensorflow::TensorProto::descriptor()}) {
+        INFO(d->full_name());
+        CHECK(d->file()->name().rfind("tapeflow_proto/", 0) == 0);
+    }
+}
 
 TEST_CASE("golden records of TENSORBOARD.md section 15, byte for byte", "[summary][golden]") {
     tf::summary::Event first;

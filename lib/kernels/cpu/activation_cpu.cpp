@@ -1,112 +1,15 @@
-// CPU kernels of the nn activations (Relu, Relu6, Elu, Selu, LeakyRelu) and their *Grad ops,
-// with TensorFlow's kernel formulas (relu_op_functor.h): the masks test `x > 0` / `y < 0`, which
-// fixes the values at the kinks (relu6 passes nothing at 0 and 6, selu's slope at 0 is scale).
-// The loops are the element-wise ones (elementwise_loops.hpp): xsimd batches for elu and selu.
+// CPU kernels of the nn activations (Relu, Relu6, Elu, Selu, LeakyRelu) and their *Grad ops. The
+// math is kernels/activation_functors.hpp (shared with the CUDA kernels); the loops are the
+// element-wise ones (elementwise_loops.hpp): xsimd batches for elu and selu.
 #include "kernels/cpu/elementwise_loops.hpp"
+#include "kernels/activation_functors.hpp"
 #include "ops/op_families.hpp"
 
 namespace tapeflow::cpu {
 namespace {
 
 using ew::TypeSet;
-
-constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
-constexpr double kSeluScale = 1.0507009873554804934193349852946;
-
-// The element type of a scalar or of an xsimd batch.
-template <class V>
-struct Elem {
-    using type = V;
-};
-template <class T, class A>
-struct Elem<xsimd::batch<T, A>> {
-    using type = T;
-};
-
-// c ? a : b for scalars and for xsimd batches.
-template <class V, class C>
-V pick(const C& c, const V& a, const V& b) {
-    if constexpr (std::is_arithmetic_v<V>) {
-        return c ? a : b;
-    } else {
-        return xsimd::select(c, a, b);
-    }
-}
-
-struct Relu {
-    static constexpr bool kSimd = false;  // the plain loop vectorizes
-    template <class V>
-    V operator()(V x) const {
-        return x > V(0) ? x : V(0);
-    }
-};
-struct Relu6 {
-    static constexpr bool kSimd = false;
-    template <class V>
-    V operator()(V x) const {
-        return x > V(0) ? (x < V(6) ? x : V(6)) : V(0);
-    }
-};
-struct Elu {
-    static constexpr bool kSimd = true;
-    template <class V>
-    V operator()(V x) const {
-        using std::expm1;
-        return pick(x < V(0), V(expm1(x)), x);
-    }
-};
-struct Selu {
-    static constexpr bool kSimd = true;
-    template <class V>
-    V operator()(V x) const {
-        using std::expm1;
-        const V scale(static_cast<typename Elem<V>::type>(kSeluScale));
-        const V scale_alpha(static_cast<typename Elem<V>::type>(kSeluScale * kSeluAlpha));
-        return pick(x < V(0), V(scale_alpha * expm1(x)), V(scale * x));
-    }
-};
-struct LeakyRelu {
-    static constexpr bool kSimd = false;
-    double alpha;
-    template <class V>
-    V operator()(V x) const {
-        return x > V(0) ? x : static_cast<V>(x * static_cast<V>(alpha));
-    }
-};
-
-// The *Grad ops: f(g, x) with x the features (relu, relu6, leaky) or the outputs (elu, selu).
-struct ReluGrad {
-    template <class T>
-    T operator()(T g, T x) const {
-        return x > T(0) ? g : T(0);
-    }
-};
-struct Relu6Grad {
-    template <class T>
-    T operator()(T g, T x) const {
-        return (x > T(0) && x < T(6)) ? g : T(0);
-    }
-};
-struct EluGrad {
-    template <class T>
-    T operator()(T g, T y) const {
-        return y < T(0) ? static_cast<T>(g * (y + T(1))) : g;
-    }
-};
-struct SeluGrad {
-    template <class T>
-    T operator()(T g, T y) const {
-        return y < T(0) ? static_cast<T>(g * (y + static_cast<T>(kSeluScale * kSeluAlpha)))
-                        : static_cast<T>(g * static_cast<T>(kSeluScale));
-    }
-};
-struct LeakyReluGrad {
-    double alpha;
-    template <class T>
-    T operator()(T g, T x) const {
-        return x > T(0) ? g : static_cast<T>(g * static_cast<T>(alpha));
-    }
-};
+using namespace act;
 
 template <class F>
 F make_functor(const KernelContext& ctx) {

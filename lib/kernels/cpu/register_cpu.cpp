@@ -15,6 +15,7 @@ void register_cpu_kernels(KernelRegistry& r) {
     register_bias_add_cpu(r);
     register_conv_cpu(r);
     register_pool_cpu(r);
+    register_training_cpu(r);
 }
 
 }  // namespace tapeflow

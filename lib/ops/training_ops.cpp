@@ -1,0 +1,142 @@
+// Training ops: the fused optimizer updates of op_list.def's "Training ops" section. They have no
+// outputs (the kernel writes the variable's and slots' buffers in place) and no gradient.
+#include "ops/training_ops.hpp"
+
+#include <optional>
+#include <unordered_map>
+
+#include <fmt/ranges.h>
+
+#include <tapeflow/ops/array.hpp>
+#include <tapeflow/ops/creation.hpp>
+
+#include "autograd/variable_update.hpp"
+#include "ops/apply.hpp"
+#include "ops/op_families.hpp"
+
+namespace tapeflow {
+namespace {
+
+const OpDef kTrainingOps[] = {
+#define TFL_TRAINING_ROW(name) {Op::name, Save::nothing, nullptr},  // in-place update: no gradient
+    TFL_TRAINING_ROW(apply_gradient_descent)
+    TFL_TRAINING_ROW(apply_proximal_gradient_descent)
+    TFL_TRAINING_ROW(apply_momentum)
+    TFL_TRAINING_ROW(apply_keras_momentum)
+    TFL_TRAINING_ROW(apply_adagrad)
+    TFL_TRAINING_ROW(apply_proximal_adagrad)
+    TFL_TRAINING_ROW(apply_adadelta)
+    TFL_TRAINING_ROW(apply_adam)
+    TFL_TRAINING_ROW(apply_adam_with_amsgrad)
+    TFL_TRAINING_ROW(apply_ada_max)
+    TFL_TRAINING_ROW(apply_nadam)
+    TFL_TRAINING_ROW(apply_ftrl)
+    TFL_TRAINING_ROW(apply_rms_prop)
+    TFL_TRAINING_ROW(apply_centered_rms_prop)
+    TFL_TRAINING_ROW(apply_keras_rms_prop)
+    TFL_TRAINING_ROW(apply_keras_centered_rms_prop)
+    TFL_TRAINING_ROW(sparse_apply_gradient_descent)
+    TFL_TRAINING_ROW(sparse_apply_proximal_gradient_descent)
+    TFL_TRAINING_ROW(sparse_apply_momentum)
+    TFL_TRAINING_ROW(sparse_apply_adagrad)
+    TFL_TRAINING_ROW(sparse_apply_proximal_adagrad)
+    TFL_TRAINING_ROW(sparse_apply_adadelta)
+    TFL_TRAINING_ROW(sparse_apply_ftrl)
+    TFL_TRAINING_ROW(sparse_apply_rms_prop)
+    TFL_TRAINING_ROW(sparse_apply_centered_rms_prop)
+#undef TFL_TRAINING_ROW
+};
+
+void check_dtype(Op op, const Variable& var, DType dtype) {
+    if (dtype != var.dtype()) {
+        op_fail(op, "Cannot update variable '{}' of dtype {} with a gradient of dtype {}", var.name(),
+                dtype_name(var.dtype()), dtype_name(dtype));
+    }
+    if (var.dtype() != DType::float32 && var.dtype() != DType::float64) {
+        op_fail<errors::UnimplementedError>(op, "optimizer updates support float32 and float64 variables, not {} ('{}')",
+                                            dtype_name(var.dtype()), var.name());
+    }
+}
+
+// Locks var and slots, un-shares their buffers and runs the op on them plus `rest`.
+void run(Op op, const Variable& var, const std::vector<Variable>& slots, std::vector<Tensor> rest,
+         const Attrs& attrs) {
+    constexpr std::size_t kMaxSlots = 4;
+    if (slots.size() > kMaxSlots) op_fail<errors::InternalError>(op, "too many slots; this is a tapeflow bug");
+    const VariableUpdate var_guard(var);
+    std::optional<VariableUpdate> slot_guards[kMaxSlots];  // in place: no allocation per update
+    std::vector<Tensor> inputs;
+    inputs.reserve(1 + slots.size() + rest.size());
+    inputs.push_back(var_guard.buffer());
+    for (std::size_t k = 0; k < slots.size(); ++k) inputs.push_back(slot_guards[k].emplace(slots[k]).buffer());
+    for (Tensor& t : rest) inputs.push_back(std::move(t));
+    apply_multi(op, inputs, {}, attrs);
+}
+
+}  // namespace
+
+std::span<const OpDef> training_op_defs() { return kTrainingOps; }
+
+namespace training {
+
+void apply_dense(Op op, const Variable& var, const std::vector<Variable>& slots, const Tensor& grad,
+                 const Attrs& attrs) {
+    if (!grad.defined()) op_fail(op, "the gradient of variable '{}' is undefined", var.name());
+    check_dtype(op, var, grad.dtype());
+    if (grad.shape() != var.shape()) {
+        op_fail(op, "var and grad do not have the same shape{} {} (variable '{}')",
+                var.shape().debug_string(), grad.shape().debug_string(), var.name());
+    }
+    run(op, var, slots, {grad}, attrs);
+}
+
+IndexedSlices deduplicate(const IndexedSlices& slices) {
+    const std::vector<int64_t> indices = slices.indices.to_vector<int64_t>();
+    std::unordered_map<int64_t, int64_t> position;
+    std::vector<int64_t> unique;
+    std::vector<int64_t> segment(indices.size());
+    for (std::size_t i = 0; i < indices.size(); ++i) {
+        auto [it, inserted] = position.try_emplace(indices[i], static_cast<int64_t>(unique.size()));
+        if (inserted) unique.push_back(indices[i]);
+        segment[i] = it->second;
+    }
+    if (unique.size() == indices.size()) return slices;
+    const auto n = static_cast<int64_t>(unique.size());
+    const Device device = slices.values.device();
+    Tensor ids = constant(segment, Shape{static_cast<int64_t>(segment.size())}, DType::int64).to(device);
+    return IndexedSlices{unsorted_segment_sum(slices.values, ids, n),
+                         constant(unique, Shape{n}, DType::int64).to(device), slices.dense_shape};
+}
+
+void apply_sparse(Op op, const Variable& var, const std::vector<Variable>& slots,
+                  const IndexedSlices& slices, const Attrs& attrs) {
+    if (!slices.values.defined() || !slices.indices.defined()) {
+        op_fail(op, "the IndexedSlices gradient of variable '{}' is undefined", var.name());
+    }
+    check_dtype(op, var, slices.values.dtype());
+    const Shape& v = slices.values.shape();
+    const Tensor& idx = slices.indices;
+    bool ok = var.shape().rank() >= 1 && idx.rank() == 1 && v.rank() == var.shape().rank() &&
+              v[0] == idx.shape()[0] &&
+              (idx.dtype() == DType::int32 || idx.dtype() == DType::int64);
+    for (int64_t d = 1; ok && d < v.rank(); ++d) ok = v[d] == var.shape()[d];
+    if (!ok) {
+        op_fail(op, "grad must be var.shape[1:] rows: var {}, grad values {}, indices {} {} (variable '{}')",
+                var.shape().debug_string(), v.debug_string(), idx.shape().debug_string(),
+                dtype_name(idx.dtype()), var.name());
+    }
+    const IndexedSlices unique = deduplicate(slices);
+    const int64_t rows = var.shape()[0];
+    const std::vector<int64_t> list = unique.indices.to_vector<int64_t>();
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        if (list[i] < 0 || list[i] >= rows) {
+            op_fail(op, "Index {} at offset {} in indices is out of range [0, {}) (variable '{}')", list[i], i,
+                    rows, var.name());
+        }
+    }
+    if (list.empty()) return;
+    run(op, var, slots, {unique.values, unique.indices}, attrs);
+}
+
+}  // namespace training
+}  // namespace tapeflow

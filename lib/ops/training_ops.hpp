@@ -1,0 +1,29 @@
+// The training ops' wrappers: validate, take the variable and slot buffers for in-place writing
+// (VariableUpdate) and dispatch the fused update kernel of (op, device). Used by lib/train and
+// lib/keras; the kernels live in lib/kernels/cpu/optimizer_cpu.cpp.
+#pragma once
+
+#include <vector>
+
+#include <tapeflow/autograd/variable.hpp>
+
+#include "ops/attrs.hpp"
+#include "ops/op.hpp"
+
+namespace tapeflow::training {
+
+/// Runs a dense training op: `var` and `slots` (in the op's input order) updated in place with
+/// `grad`, which must have the variable's shape and dtype (InvalidArgumentError otherwise).
+void apply_dense(Op op, const Variable& var, const std::vector<Variable>& slots, const Tensor& grad,
+                 const Attrs& attrs);
+
+/// Runs a sparse training op on the rows `slices.indices` (duplicates summed first, indices checked
+/// against the variable's first dimension): only those rows of var and slots change.
+void apply_sparse(Op op, const Variable& var, const std::vector<Variable>& slots,
+                  const IndexedSlices& slices, const Attrs& attrs);
+
+/// TF1's _deduplicate_indexed_slices: unique indices in order of first appearance, the values of
+/// repeated indices summed. Returns `slices` itself when the indices are already unique.
+IndexedSlices deduplicate(const IndexedSlices& slices);
+
+}  // namespace tapeflow::training
