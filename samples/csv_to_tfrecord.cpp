@@ -1,7 +1,7 @@
 // From CSV to a trained model through TFRecord, as the TensorFlow tutorial does with pandas and
 // TFRecordWriter: write a CSV, convert each row to a tf.train.Example in a TFRecord file, then
 // train a linear regression from it with TFRecordDataset -> map(parse) -> shuffle -> batch ->
-// prefetch. Plain gradient descent with Variable::assign_sub (no tf::train optimizer in main yet).
+// prefetch, minimizing the mean squared error with tf::train::GradientDescentOptimizer.
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -73,18 +73,16 @@ int main(int argc, char** argv) {
 
     tf::Variable w(tf::zeros({3, 1}));
     tf::Variable b(tf::zeros({}));
-    const float learning_rate = 0.1f;
+    tf::train::GradientDescentOptimizer optimizer(0.1);
     float first_loss = -1, loss_value = 0;
     for (int epoch = 0; epoch < 10; ++epoch) {
         double sum = 0;
         int batches = 0;
         for (const std::vector<tf::Tensor>& batch : dataset) {  // reshuffled every epoch
-            tf::GradientTape tape;
-            auto prediction = tf::reshape(tf::matmul(batch[0], w), {-1}) + b.value();
-            auto loss = tf::reduce_mean(tf::square(prediction - batch[1]));
-            auto grads = tape.gradient(loss, std::vector<tf::Variable>{w, b});
-            w.assign_sub(learning_rate * tf::Tensor(grads[0]));
-            b.assign_sub(learning_rate * tf::Tensor(grads[1]));
+            auto loss = optimizer.minimize([&] {
+                auto prediction = tf::reshape(tf::matmul(batch[0], w), {-1}) + b.value();
+                return tf::reduce_mean(tf::square(prediction - batch[1]));
+            });
             sum += loss.item<float>();
             ++batches;
         }
