@@ -25,6 +25,7 @@
 #include <tapeflow/ops/nn.hpp>
 #include <tapeflow/random.hpp>
 #include <tapeflow/io.hpp>
+#include <tapeflow/data.hpp>
 #include <tapeflow/summary.hpp>
 #include <tapeflow/train/learning_rate.hpp>
 #include <tapeflow/train/optimizer.hpp>
