@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-#include <google/protobuf/stubs/logging.h>
 
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/io.hpp>

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include <fmt/format.h>
-#include <google/protobuf/stubs/logging.h>
 
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/ops/creation.hpp>
