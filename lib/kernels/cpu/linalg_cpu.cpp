@@ -12,6 +12,7 @@
 
 #include "core/dtype_dispatch.hpp"
 #include "core/parallel.hpp"
+#include "kernels/cpu/blas.hpp"
 #include "ops/apply.hpp"
 #include "ops/op_families.hpp"
 
@@ -105,20 +106,9 @@ Gemm plan_gemm(const KernelContext& ctx) {
 // C = op(A) op(B) for one product of floats or doubles, row-major.
 template <class T>
 void blas_gemm(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
-    const auto ta_flag = ta ? CblasTrans : CblasNoTrans;
-    const auto tb_flag = tb ? CblasTrans : CblasNoTrans;
-    const auto lda = static_cast<blasint>(std::max<int64_t>(1, ta ? m : k));
-    const auto ldb = static_cast<blasint>(std::max<int64_t>(1, tb ? k : n));
-    const auto ldc = static_cast<blasint>(std::max<int64_t>(1, n));
-    const auto bm = static_cast<blasint>(m);
-    const auto bn = static_cast<blasint>(n);
-    const auto bk = static_cast<blasint>(k);
-    if constexpr (std::is_same_v<T, float>) {
-        cblas_sgemm(CblasRowMajor, ta_flag, tb_flag, bm, bn, bk, 1.0f, a, lda, b, ldb, 0.0f, c,
-                    ldc);
-    } else {
-        cblas_dgemm(CblasRowMajor, ta_flag, tb_flag, bm, bn, bk, 1.0, a, lda, b, ldb, 0.0, c, ldc);
-    }
+    const auto at_least_1 = [](int64_t v) { return std::max<int64_t>(1, v); };
+    gemm<T>(ta, tb, m, n, k, a, at_least_1(ta ? m : k), b, at_least_1(tb ? k : n), T(0), c,
+            at_least_1(n));
 }
 
 template <class T>
