@@ -6,6 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+
+#include "core/parallel.hpp"
 
 namespace tapeflow::cpu {
 
@@ -23,5 +26,20 @@ public:
     BlasOnCallingThread(const BlasOnCallingThread&) = delete;
     BlasOnCallingThread& operator=(const BlasOnCallingThread&) = delete;
 };
+
+/// Calls body(begin, end) over [0, units) on tapeflow's threads, each unit's gemms on the thread
+/// that runs it (OpenBLAS held to its caller), so a unit's result never depends on thread counts.
+template <class Body>
+void parallel_gemms(int64_t units, const Body& body) {
+    std::optional<BlasOnCallingThread> guard;
+    if (units > 1) guard.emplace();
+    parallel_for(units, 1, body);
+}
+
+/// gemm with C = op(A) op(B) (beta 0) cut into one slice per thread along the longer of m and n,
+/// each slice on its own thread; small products run on the caller.
+template <class T>
+void parallel_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a,
+                   int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc);
 
 }  // namespace tapeflow::cpu

@@ -10,7 +10,6 @@
 // count. A 1x1 filter with stride 1 and no padding needs no patch matrix. float32 and float64.
 #include <algorithm>
 #include <cstring>
-#include <optional>
 #include <type_traits>
 
 #include "core/dtype_dispatch.hpp"
@@ -48,15 +47,6 @@ bool is_pointwise(const Window2d& w) {
 
 int64_t patch_k(const Window2d& w) {
     return w.kh * w.kw * w.c;
-}
-
-// Calls body(begin, end) for [0, units) on tapeflow's threads; while more than one thread works,
-// OpenBLAS runs each gemm on its caller.
-template <class Body>
-void spread(int64_t units, const Body& body) {
-    std::optional<BlasOnCallingThread> guard;
-    if (units > 1 && cpu_threads() > 1) guard.emplace();
-    parallel_for(units, 1, body);
 }
 
 // Visits the window row i of output pixel (oh, ow): row(dst_offset, ih, iw0) where the row's kw
@@ -163,11 +153,11 @@ void conv2d_kernel(const KernelContext& ctx) {
             return;
         }
         if (is_pointwise(w)) {
-            gemm<T>(false, false, w.n * w.h * w.w, o, k, xp, k, wp, o, T(0), yp, o);
+            parallel_gemm<T>(false, false, w.n * w.h * w.w, o, k, xp, k, wp, o, yp, o);
             return;
         }
         const int64_t rows = w.n * w.oh * w.ow;
-        spread(ceil_div(rows, kBlockRows), [&](int64_t begin, int64_t end) {
+        parallel_gemms(ceil_div(rows, kBlockRows), [&](int64_t begin, int64_t end) {
             Tensor holder;
             T* patches = scratch<T>(holder, kBlockRows * k, x.dtype());
             for (int64_t b = begin; b < end; ++b) {
@@ -199,7 +189,7 @@ void conv2d_backprop_input_kernel(const KernelContext& ctx) {
                 std::fill(dxp, dxp + dx.num_elements(), T(0));
                 return;
             }
-            gemm<T>(false, true, w.n * w.h * w.w, k, o, dyp, o, wp, o, T(0), dxp, k);
+            parallel_gemm<T>(false, true, w.n * w.h * w.w, k, o, dyp, o, wp, o, dxp, k);
             return;
         }
         std::fill(dxp, dxp + dx.num_elements(), T(0));
@@ -207,7 +197,7 @@ void conv2d_backprop_input_kernel(const KernelContext& ctx) {
         // Blocks of whole images: col2im of different blocks then writes different images.
         const int64_t per_image = w.oh * w.ow;
         const int64_t images = std::max<int64_t>(1, kBlockRows / per_image);
-        spread(ceil_div(w.n, images), [&](int64_t begin, int64_t end) {
+        parallel_gemms(ceil_div(w.n, images), [&](int64_t begin, int64_t end) {
             Tensor holder;
             T* dpatches = scratch<T>(holder, images * per_image * k, dy.dtype());
             for (int64_t b = begin; b < end; ++b) {
@@ -241,7 +231,7 @@ void conv2d_backprop_filter_kernel(const KernelContext& ctx) {
             return;
         }
         if (is_pointwise(w)) {
-            gemm<T>(true, false, k, o, pixels, xp, k, dyp, o, T(0), dwp, o);
+            parallel_gemm<T>(true, false, k, o, pixels, xp, k, dyp, o, dwp, o);
             return;
         }
         // Partial p sums blocks [p*blocks/P, (p+1)*blocks/P) in order; dw = partial 0 + 1 + ...
@@ -251,7 +241,7 @@ void conv2d_backprop_filter_kernel(const KernelContext& ctx) {
         const int64_t parts = std::min({blocks, kMaxPartials, budget});
         Tensor partial_holder;
         T* partials = scratch<T>(partial_holder, (parts - 1) * ko, dw.dtype());
-        spread(parts, [&](int64_t begin, int64_t end) {
+        parallel_gemms(parts, [&](int64_t begin, int64_t end) {
             Tensor holder;
             T* patches = scratch<T>(holder, kBlockRows * k, x.dtype());
             for (int64_t p = begin; p < end; ++p) {
