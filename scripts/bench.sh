@@ -7,7 +7,7 @@
 #               to <build>/benchmarks/quick unless --out is given
 #   --yes       install libtorch-dev without asking when it is missing
 #   --no-torch  never offer LibTorch
-#   --no-build  use the benchmarks already built (the `bench` test does)
+#   --no-build  use the benchmarks already built in the build folder (no install, no ninja)
 # Environment: TAPEFLOW_BUILD_DIR (default: build; must be a release build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
