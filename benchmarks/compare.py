@@ -108,8 +108,23 @@ def print_text(rows, ctx):
     print("ratios: throughput rows are tapeflow/other (higher is better); ns/op rows are tapeflow/other (lower is better)")
 
 
+def limits(rows):
+    """The best value each machine limit reached in the run: {"limit_triad": (17.9, "GB/s", True), ...}."""
+    best = {}
+    for impls in rows.values():
+        for impl, v in impls.items():
+            if impl.startswith("limit") and (impl not in best or v[0] > best[impl][0]):
+                best[impl] = v
+    return best
+
+
 def markdown(rows, notes):
-    lines = ["| workload | tapeflow | LibTorch | machine limit | speed vs LibTorch | speed vs limit | note |",
+    lines = []
+    if limits(rows):
+        lines += ["Machine limits (best of the run): " +
+                  ", ".join(f"{name[len('limit_'):]} {v[0]:.3g} {v[1]}" for name, v in sorted(limits(rows).items())),
+                  ""]
+    lines += ["| workload | tapeflow | LibTorch | machine limit | speed vs LibTorch | speed vs limit | note |",
              "|---|---|---|---|---|---|---|"]
 
     def fmt(v):
