@@ -2,12 +2,16 @@
 // comparison and a variable of every dtype.
 #pragma once
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
+
+#include <unistd.h>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -15,12 +19,26 @@ namespace ckpt_test {
 
 namespace tf = tapeflow;
 
-/// A new empty directory under the system temp dir (removed first if it exists).
+/// Removes the directories of fresh_dir when the test program exits.
+struct TempDirs {
+    std::vector<std::filesystem::path> dirs;
+    ~TempDirs() {
+        std::error_code ec;
+        if (std::getenv("TAPEFLOW_KEEP_TEST_FILES") == nullptr) {
+            for (const auto& d : dirs) std::filesystem::remove_all(d, ec);
+        }
+    }
+};
+
+/// A new empty directory under the system temp dir (removed first if it exists, and at exit
+/// unless TAPEFLOW_KEEP_TEST_FILES is set).
 inline std::string fresh_dir(const std::string& name) {
+    static TempDirs created;
     const auto dir = std::filesystem::temp_directory_path() /
                      ("tapeflow_ckpt_" + std::to_string(::getpid()) + "_" + name);
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
+    created.dirs.push_back(dir);
     return dir.string();
 }
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/train/monitored_session.hpp>
@@ -64,6 +65,7 @@ public:
 
 private:
     void save(int64_t step);
+    std::vector<std::string> own_checkpoints(const std::vector<std::string>& listed) const;
     CheckpointSaverHookOptions options_;
     std::unique_ptr<Saver> saver_;
     std::optional<int64_t> last_saved_step_;

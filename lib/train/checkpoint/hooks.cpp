@@ -2,6 +2,7 @@
 // the NaN guard, loss logging and the step counter (TensorFlow's basic_session_run_hooks).
 #include <tapeflow/train/hooks.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -10,6 +11,7 @@
 #include <tapeflow/core/logging.hpp>
 #include <tapeflow/train/saver.hpp>
 
+#include "train/checkpoint/checkpoint_file.hpp"
 #include "train/checkpoint/checkpoint_state.hpp"
 #include "train/checkpoint/session_support.hpp"
 
@@ -44,6 +46,32 @@ void StopAtStepHook::after_run(int64_t step, const Tensor& /*result*/) {
 
 // ---- CheckpointSaverHook ----
 
+// The listed checkpoints plus any unlisted "<basename>-<step>" file of the directory, oldest first.
+std::vector<std::string> CheckpointSaverHook::own_checkpoints(const std::vector<std::string>& listed) const {
+    namespace fs = std::filesystem;
+    const std::string stem = options_.checkpoint_basename + "-";
+    const auto step_of = [&](const std::string& prefix) -> int64_t {  // -1: not of this hook's form
+        const std::string name = fs::path(prefix).filename().string();
+        const std::string digits = name.starts_with(stem) ? name.substr(stem.size()) : "";
+        if (digits.empty() || digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
+        return std::stoll(digits);
+    };
+    std::vector<std::string> out = listed;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(options_.checkpoint_dir, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (!name.ends_with(".safetensors")) continue;
+        const std::string prefix = ckpt::checkpoint_prefix(entry.path().string());
+        const bool is_listed = std::any_of(listed.begin(), listed.end(), [&](const std::string& l) {
+            return fs::path(l).filename() == fs::path(prefix).filename();
+        });
+        if (!is_listed && step_of(prefix) >= 0) out.push_back(prefix);
+    }
+    std::stable_sort(out.begin(), out.end(),
+                     [&](const std::string& a, const std::string& b) { return step_of(a) < step_of(b); });
+    return out;
+}
+
 CheckpointSaverHook::CheckpointSaverHook(CheckpointSaverHookOptions options) : options_(std::move(options)) {
     if (options_.checkpoint_dir.empty()) throw errors::InvalidArgumentError("CheckpointSaverHook: checkpoint_dir is empty");
     if (options_.save_steps > 0 && options_.save_secs > 0) {
@@ -61,9 +89,10 @@ void CheckpointSaverHook::begin() {
     last_save_time_ = std::chrono::steady_clock::now();
     const auto state = ckpt::read_checkpoint_state(options_.checkpoint_dir);
     if (state) {
-        // Resumed: keep deleting the older files, and do not rewrite the restored step (variables
-        // restored lazily, such as slots, do not exist yet).
-        saver_->recover_last_checkpoints(state->all_model_checkpoint_paths);
+        // Resumed: keep deleting the older files (also those a kill left unlisted: saved, but the
+        // state file not yet updated), and do not rewrite the restored step (variables restored
+        // lazily, such as slots, do not exist yet).
+        saver_->recover_last_checkpoints(own_checkpoints(state->all_model_checkpoint_paths));
         if (latest_checkpoint(options_.checkpoint_dir)) {
             last_saved_step_ = step;
             return;

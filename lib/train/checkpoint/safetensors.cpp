@@ -58,7 +58,7 @@ std::optional<uint32_t> parse_crc(std::string_view hex) {
     return value;
 }
 
-std::optional<int64_t> parse_step(std::string_view text) {
+std::optional<int64_t> parse_integer(std::string_view text) {
     int64_t value = 0;
     const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (ec != std::errc() || ptr != text.data() + text.size() || text.empty()) return std::nullopt;
@@ -191,12 +191,14 @@ void check_metadata(Header& h) {
         if (it->second == kFormat) {
             tapeflow_file = true;
         } else if (it->second.starts_with("tapeflow-checkpoint/")) {
+            const std::optional<int64_t> version = parse_integer(std::string_view(it->second).substr(20));
+            if (!version || *version < 1) throw Malformed{fmt::format("unknown format '{}'", it->second)};
             throw errors::UnimplementedError(fmt::format(
                 "checkpoint format '{}' is newer than this tapeflow reads ('{}')", it->second, kFormat));
         }
     }
     if (auto it = h.metadata.find("global_step"); it != h.metadata.end()) {
-        h.global_step = parse_step(it->second);
+        h.global_step = parse_integer(it->second);
         if (!h.global_step) throw Malformed{fmt::format("__metadata__ global_step '{}' is not an integer", it->second)};
     }
     for (const auto& [key, value] : h.metadata) {
@@ -261,6 +263,11 @@ std::string encode_header(const std::vector<TensorInfo>& tensors, std::optional<
 Header decode_header(std::string_view json, uint64_t data_size, const std::string& file) {
     try {
         if (json.empty() || json.front() != '{') throw Malformed{"the header does not start with '{'"};
+        // nlohmann's lexer stops at a NUL byte as if the input ended: reject NULs outright (JSON
+        // strings escape them), so "{...}\0garbage" cannot pass.
+        if (const std::size_t nul = json.find('\0'); nul != std::string_view::npos) {
+            throw Malformed{fmt::format("the header has a NUL byte at offset {}", nul)};
+        }
         const Json root = parse_json(json);
         if (!root.is_object()) throw Malformed{"the header is not a JSON object"};
         Header h;
