@@ -49,7 +49,7 @@ if ((build_step)); then
 fi
 
 # ---- build (release) ----
-benches=(bench_ops bench_train bench_nn bench_summary bench_core)
+benches=(bench_ops bench_train bench_nn bench_summary bench_core bench_checkpoint)
 if ((build_step)); then
     if [[ ! -f $build/build.ninja ]]; then
         meson setup "$build" --buildtype=release >/dev/null
@@ -62,7 +62,8 @@ if ((build_step)); then
         echo "bench.sh: $build is a '$buildtype' build; use a release build (TAPEFLOW_BUILD_DIR=<dir>)" >&2
         exit 1
     fi
-    targets=("${benches[@]/#/benchmarks/}" benchmarks/bench_data)
+    targets=("${benches[@]/#/benchmarks/}" benchmarks/bench_data benchmarks/rss_mlp_tapeflow)
+    have_torch && targets+=(benchmarks/rss_mlp_libtorch)   # bench_train's peak-RSS children
     ninja -C "$build" -j"$(nproc)" "${targets[@]}" >/dev/null
 fi
 for b in "${benches[@]}" bench_data; do
@@ -95,7 +96,7 @@ elapsed=$((SECONDS - start))
 
 # ---- report ----
 python3 benchmarks/compare.py --markdown "$raw/table.md" --chart "$out/latest.png" \
-    "$raw"/bench_{ops,nn,train,summary,core}.json
+    "$raw"/bench_{ops,nn,train,checkpoint,summary,core}.json
 cpu=$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
 torch_state=$(have_torch && echo "LibTorch $(dpkg-query -W -f='${Version}' libtorch-dev)" || echo "no LibTorch")
 {
