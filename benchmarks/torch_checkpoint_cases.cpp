@@ -12,21 +12,28 @@ namespace {
 
 std::vector<torch::Tensor> make(int count, int64_t elements) {
     std::vector<torch::Tensor> tensors;
-    for (int i = 0; i < count; ++i) tensors.push_back(torch::rand({elements}));
+    for (int i = 0; i < count; ++i)
+        tensors.push_back(torch::rand({elements}));
     return tensors;
 }
 
 }  // namespace
 
-bool available() { return true; }
+bool available() {
+    return true;
+}
 
-void register_save_restore(const std::string& label, int count, int64_t elements, const std::string& folder) {
+void register_save_restore(const std::string& label,
+                           int count,
+                           int64_t elements,
+                           const std::string& folder) {
     const int64_t bytes = count * elements * 4;
     const std::string path = folder + "/libtorch.pt";
     benchmark::RegisterBenchmark(("checkpoint/save_" + label + "/libtorch").c_str(),
                                  [=](benchmark::State& state) {
                                      auto tensors = make(count, elements);
-                                     for (auto _ : state) torch::save(tensors, path);
+                                     for (auto _ : state)
+                                         torch::save(tensors, path);
                                      state.SetBytesProcessed(state.iterations() * bytes);
                                  })
         ->UseRealTime()
@@ -51,7 +58,9 @@ void register_save_restore(const std::string& label, int count, int64_t elements
 #else  // built without LibTorch
 
 namespace torch_checkpoint_cases {
-bool available() { return false; }
+bool available() {
+    return false;
+}
 void register_save_restore(const std::string&, int, int64_t, const std::string&) {}
 }  // namespace torch_checkpoint_cases
 

@@ -10,6 +10,9 @@ namespace torch_checkpoint_cases {
 bool available();
 /// Registers "checkpoint/save_<label>/libtorch" and "checkpoint/restore_<label>/libtorch" for
 /// `count` float32 tensors of `elements` each, in files under `folder`.
-void register_save_restore(const std::string& label, int count, int64_t elements, const std::string& folder);
+void register_save_restore(const std::string& label,
+                           int count,
+                           int64_t elements,
+                           const std::string& folder);
 
 }  // namespace torch_checkpoint_cases

@@ -23,19 +23,21 @@ std::vector<float> train(int64_t last_step, const std::string& checkpoint_dir, b
     tf::Variable b(tf::zeros({}), {.name = "b"});
     tf::Variable global_step = tf::train::get_or_create_global_step();
     tf::train::AdamOptimizer optimizer(0.05);
-    tf::train::Saver saver(tf::train::SaverOptions{.max_to_keep = 2});   // every global variable
+    tf::train::Saver saver(tf::train::SaverOptions{.max_to_keep = 2});  // every global variable
     if (resume) {
-        auto latest = tf::train::latest_checkpoint(checkpoint_dir);     // "<dir>/model-50"
-        saver.restore(*latest);   // Adam's slots do not exist yet: restored when created
+        auto latest = tf::train::latest_checkpoint(checkpoint_dir);  // "<dir>/model-50"
+        saver.restore(*latest);  // Adam's slots do not exist yet: restored when created
         fmt::print("restored {} at global step {}\n", *latest, tf::train::global_step(global_step));
     }
     while (tf::train::global_step(global_step) < last_step) {
-        optimizer.minimize([&] { return tf::reduce_mean(tf::square(tf::matmul(kX, w) + b - kY)); }, {},
+        optimizer.minimize([&] { return tf::reduce_mean(tf::square(tf::matmul(kX, w) + b - kY)); },
+                           {},
                            global_step);
         const int64_t step = tf::train::global_step(global_step);
         if (!checkpoint_dir.empty() && step % 25 == 0) saver.save(checkpoint_dir + "/model", step);
     }
-    if (!checkpoint_dir.empty()) fmt::print("kept: {}\n", fmt::join(saver.last_checkpoints(), ", "));
+    if (!checkpoint_dir.empty())
+        fmt::print("kept: {}\n", fmt::join(saver.last_checkpoints(), ", "));
     return w.value().to_vector<float>();
 }
 
@@ -43,17 +45,20 @@ std::vector<float> train(int64_t last_step, const std::string& checkpoint_dir, b
 
 int main(int argc, char** argv) {
     namespace fs = std::filesystem;
-    const std::string dir = argc > 1 ? argv[1] : (fs::temp_directory_path() / "tapeflow_checkpoint_sample").string();
+    const std::string dir =
+        argc > 1 ? argv[1] : (fs::temp_directory_path() / "tapeflow_checkpoint_sample").string();
     fs::remove_all(dir);
 
-    const auto reference = train(100, "", false);     // uninterrupted
+    const auto reference = train(100, "", false);                             // uninterrupted
     tf::train::get_or_create_global_step().assign(tf::constant(int64_t{0}));  // a new "process"
-    train(60, dir, false);                            // "crashes" after step 60: its last checkpoint is step 50
+    train(60, dir, false);  // "crashes" after step 60: its last checkpoint is step 50
     for (const auto& [name, spec] : tf::train::list_variables(dir))
         fmt::print("  {} {} {}\n", name, spec.first, tf::dtype_name(spec.second));
     fmt::print("w in the checkpoint: {}\n", tf::train::load_variable(dir, "w"));
-    const auto resumed = train(100, dir, true);       // a new run resumes from step 50
+    const auto resumed = train(100, dir, true);  // a new run resumes from step 50
 
-    fmt::print("w uninterrupted: [{}]\nw resumed:       [{}]\n", fmt::join(reference, ", "), fmt::join(resumed, ", "));
+    fmt::print("w uninterrupted: [{}]\nw resumed:       [{}]\n",
+               fmt::join(reference, ", "),
+               fmt::join(resumed, ", "));
     return resumed == reference ? 0 : 1;
 }

@@ -14,7 +14,9 @@ tf::Tensor log1pexp(const tf::Tensor& x) {
     return tf::custom_gradient(
         {x},
         [](const std::vector<tf::Tensor>& in) { return tf::log(1.f + tf::exp(in[0])); },
-        [](const std::vector<tf::Tensor>& in, const tf::Tensor& /*output*/, const tf::Tensor& upstream) {
+        [](const std::vector<tf::Tensor>& in,
+           const tf::Tensor& /*output*/,
+           const tf::Tensor& upstream) {
             return std::vector<tf::Tensor>{upstream * (1.f - 1.f / (1.f + tf::exp(in[0])))};
         });
 }
@@ -22,7 +24,8 @@ tf::Tensor log1pexp(const tf::Tensor& x) {
 // The identity on the way forward; on the way back the gradient is clipped to norm 1.
 tf::Tensor clip_gradient_norm(const tf::Tensor& x) {
     return tf::custom_gradient(
-        {x}, [](const std::vector<tf::Tensor>& in) { return tf::identity(in[0]); },
+        {x},
+        [](const std::vector<tf::Tensor>& in) { return tf::identity(in[0]); },
         [](const std::vector<tf::Tensor>&, const tf::Tensor&, const tf::Tensor& upstream) {
             return std::vector<tf::Tensor>{tf::clip_by_norm(upstream, 1.0)};
         });
@@ -41,17 +44,22 @@ int main() {
     tape.watch(x);
     auto y = log1pexp(x);
     auto grad = tape.gradient(y, x).dense().to_vector<float>();
-    fmt::print("d/dx log(1 + e^x) at [0, 100]: naive [{}, {}], custom [{}, {}]\n", naive_grad[0],
-               naive_grad[1], grad[0], grad[1]);
+    fmt::print("d/dx log(1 + e^x) at [0, 100]: naive [{}, {}], custom [{}, {}]\n",
+               naive_grad[0],
+               naive_grad[1],
+               grad[0],
+               grad[1]);
 
     auto v = tf::constant({3.f, 4.f});
     tf::GradientTape clip_tape;
     clip_tape.watch(v);
     auto loss = tf::reduce_sum(10.f * clip_gradient_norm(v));
     auto clipped = clip_tape.gradient(loss, v).dense().to_vector<float>();
-    fmt::print("gradient of sum(10 * v) clipped to norm 1: [{:.3f}, {:.3f}]\n", clipped[0], clipped[1]);
+    fmt::print(
+        "gradient of sum(10 * v) clipped to norm 1: [{:.3f}, {:.3f}]\n", clipped[0], clipped[1]);
 
-    bool ok = std::isnan(naive_grad[1]) && std::abs(grad[0] - 0.5f) < 1e-6f && std::abs(grad[1] - 1.f) < 1e-6f &&
-              std::abs(clipped[0] - 0.7071f) < 1e-3f && std::abs(clipped[1] - 0.7071f) < 1e-3f;
+    bool ok = std::isnan(naive_grad[1]) && std::abs(grad[0] - 0.5f) < 1e-6f &&
+              std::abs(grad[1] - 1.f) < 1e-6f && std::abs(clipped[0] - 0.7071f) < 1e-3f &&
+              std::abs(clipped[1] - 0.7071f) < 1e-3f;
     return ok ? 0 : 1;
 }

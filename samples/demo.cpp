@@ -1,16 +1,17 @@
 // The main demo (scripts/demo.sh): a small convnet learns the UCI handwritten digits (8x8, 1797
 // images, samples/data/digits.csv.gz) with Adam, through MonitoredTrainingSession: a progress bar,
 // checkpoints (a rerun resumes), TensorBoard logs (loss, accuracy, weight histograms, the
-// misclassified test digits as an image, the graph). Prints the test accuracy and the time taken;
-// exits 1 below 95%.
+// misclassified test digits as an image and as text, the loss curve as sound, the graph). Prints
+// the test accuracy and the time taken; exits 1 below 95%.
 //   build/samples/demo [--logdir DIR] [--data FILE] [--steps N] [--fresh]
-#include <zlib.h>
-
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <string>
+
+#include <zlib.h>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -19,7 +20,7 @@ namespace tf = tapeflow;
 namespace {
 
 constexpr int64_t kBatch = 32;
-constexpr int64_t kDefaultSteps = 1500;     // about 33 epochs of the 1437 training images
+constexpr int64_t kDefaultSteps = 1500;  // about 33 epochs of the 1437 training images
 constexpr int64_t kCheckpointSteps = 250;
 constexpr int64_t kSummarySteps = 50;
 constexpr double kTestFraction = 0.2;
@@ -37,7 +38,8 @@ Digits load_digits(const std::string& path) {
     std::string text;
     char buffer[1 << 16];
     int n;
-    while ((n = gzread(file, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<std::size_t>(n));
+    while ((n = gzread(file, buffer, sizeof buffer)) > 0)
+        text.append(buffer, static_cast<std::size_t>(n));
     const bool failed = n < 0;
     gzclose(file);
     if (failed) throw tf::errors::DataLossError("corrupt gzip stream in " + path);
@@ -55,9 +57,13 @@ Digits load_digits(const std::string& path) {
             ++p;
             continue;
         }
-        while (p < end && (*p == '\n' || *p == '\r')) ++p;
-        if (row.size() != 65) throw tf::errors::DataLossError(fmt::format("{}: a row has {} values, not 65", path, row.size()));
-        for (int i = 0; i < 64; ++i) pixels.push_back(static_cast<float>(row[i]) / 16.f);
+        while (p < end && (*p == '\n' || *p == '\r'))
+            ++p;
+        if (row.size() != 65)
+            throw tf::errors::DataLossError(
+                fmt::format("{}: a row has {} values, not 65", path, row.size()));
+        for (int i = 0; i < 64; ++i)
+            pixels.push_back(static_cast<float>(row[i]) / 16.f);
         labels.push_back(row[64]);
         row.clear();
     }
@@ -67,7 +73,8 @@ Digits load_digits(const std::string& path) {
 
 // A seeded shuffle, then the first (1 - test_fraction) for training and the rest for testing.
 std::pair<Digits, Digits> split(const Digits& all, double test_fraction) {
-    auto order = tf::random::shuffle(tf::range(0, static_cast<double>(all.size()), 1, tf::int32), 1998);
+    auto order =
+        tf::random::shuffle(tf::range(0, static_cast<double>(all.size()), 1, tf::int32), 1998);
     const auto n_test = static_cast<int64_t>(static_cast<double>(all.size()) * test_fraction);
     const int64_t n_train = all.size() - n_test;
     auto train = tf::slice(order, {0}, {n_train});
@@ -88,10 +95,15 @@ struct ConvNet {
     tf::Variable dense_w{he_normal({128, 10}, 128), {.name = "dense/kernel"}};
     tf::Variable dense_b{tf::zeros({10}), {.name = "dense/bias"}};
 
-    std::vector<tf::Variable> variables() const { return {conv1_w, conv1_b, conv2_w, conv2_b, dense_w, dense_b}; }
+    std::vector<tf::Variable> variables() const {
+        return {conv1_w, conv1_b, conv2_w, conv2_b, dense_w, dense_b};
+    }
 
     tf::Tensor logits(const tf::Tensor& images) const {
-        auto block = [](std::string_view name, const tf::Tensor& x, const tf::Variable& w, const tf::Variable& b) {
+        auto block = [](std::string_view name,
+                        const tf::Tensor& x,
+                        const tf::Variable& w,
+                        const tf::Variable& b) {
             auto scope = tf::name_scope(name);
             auto h = tf::nn::relu(tf::nn::bias_add(tf::nn::conv2d(x, w, 1, "SAME"), b));
             return tf::nn::max_pool2d(h, 2, 2, "SAME");
@@ -103,10 +115,13 @@ struct ConvNet {
 
     tf::Tensor loss(const tf::Tensor& images, const tf::Tensor& labels) const {
         auto scope = tf::name_scope("loss");
-        return tf::reduce_mean(tf::nn::sparse_softmax_cross_entropy_with_logits(labels, logits(images)));
+        return tf::reduce_mean(
+            tf::nn::sparse_softmax_cross_entropy_with_logits(labels, logits(images)));
     }
 
-    tf::Tensor predict(const tf::Tensor& images) const { return tf::argmax(logits(images), 1, tf::int32); }
+    tf::Tensor predict(const tf::Tensor& images) const {
+        return tf::argmax(logits(images), 1, tf::int32);
+    }
 };
 
 float accuracy(const ConvNet& model, const Digits& data) {
@@ -116,7 +131,8 @@ float accuracy(const ConvNet& model, const Digits& data) {
 
 // The misclassified test digits side by side (up to 40, 8 per row), each scaled 4x with a border,
 // as one [1, H, W, 1] image; also a caption "predicted/true" per digit, row by row.
-std::pair<tf::Tensor, std::string> misclassified_grid(const Digits& test, const tf::Tensor& predicted) {
+std::pair<tf::Tensor, std::string> misclassified_grid(const Digits& test,
+                                                      const tf::Tensor& predicted) {
     constexpr int kScale = 4, kCell = 8 * kScale + 2, kPerRow = 8, kMax = 40;
     const auto pixels = test.images.to_vector<float>();
     const auto truth = test.labels.to_vector<int32_t>();
@@ -130,14 +146,34 @@ std::pair<tf::Tensor, std::string> misclassified_grid(const Digits& test, const 
     std::vector<float> grid(static_cast<std::size_t>(height * width), 0.25f);  // grey borders
     std::string caption;
     for (std::size_t k = 0; k < wrong.size(); ++k) {
-        const int64_t top = static_cast<int64_t>(k) / kPerRow * kCell + 1, left = static_cast<int64_t>(k) % kPerRow * kCell + 1;
+        const int64_t top = static_cast<int64_t>(k) / kPerRow * kCell + 1,
+                      left = static_cast<int64_t>(k) % kPerRow * kCell + 1;
         for (int64_t y = 0; y < 8 * kScale; ++y)
             for (int64_t x = 0; x < 8 * kScale; ++x)
                 grid[static_cast<std::size_t>((top + y) * width + left + x)] =
                     pixels[static_cast<std::size_t>(wrong[k] * 64 + (y / kScale) * 8 + x / kScale)];
-        caption += fmt::format("{}/{}{}", guess[wrong[k]], truth[wrong[k]], (k + 1) % kPerRow == 0 ? "\n\n" : "  ");
+        caption += fmt::format(
+            "{}/{}{}", guess[wrong[k]], truth[wrong[k]], (k + 1) % kPerRow == 0 ? "\n\n" : "  ");
     }
     return {tf::constant(grid, {1, height, width, 1}), caption};
+}
+
+// The loss curve as sound for TensorBoard's audio tab: a tone sweep, one 50 ms piece per logged
+// loss, high pitch for a high loss (log scale, 200 Hz to 1 kHz), as [1, T, 1] floats at 8 kHz.
+tf::Tensor loss_sweep(const std::vector<float>& losses) {
+    constexpr double kRate = 8000, kPi = 3.14159265358979;
+    const auto [lo, hi] = std::minmax_element(losses.begin(), losses.end());
+    const double log_lo = std::log(*lo), span = std::max(1e-6, std::log(*hi) - log_lo);
+    std::vector<float> samples;
+    double phase = 0;
+    for (float loss : losses) {
+        const double hz = 200 + 800 * (std::log(loss) - log_lo) / span;
+        for (int i = 0; i < kRate / 20; ++i) {
+            phase += 2 * kPi * hz / kRate;
+            samples.push_back(static_cast<float>(0.5 * std::sin(phase)));
+        }
+    }
+    return tf::constant(samples, {1, static_cast<int64_t>(samples.size()), 1});
 }
 
 struct Args {
@@ -161,7 +197,8 @@ Args parse_args(int argc, char** argv) {
             args.steps = std::stoll(argv[++i]);
         } else {
             throw tf::errors::InvalidArgumentError(
-                "usage: demo [--logdir DIR] [--data digits.csv.gz] [--steps N] [--fresh]; got " + a);
+                "usage: demo [--logdir DIR] [--data digits.csv.gz] [--steps N] [--fresh]; got " +
+                a);
         }
     }
     return args;
@@ -177,8 +214,12 @@ int main(int argc, char** argv) {
     tf::random::set_seed(42);
     const Digits all = load_digits(args.data);
     const auto [train, test] = split(all, kTestFraction);
-    fmt::print("tapeflow {}: a convnet learns the UCI handwritten digits ({} train, {} test images of 8x8)\n",
-               tf::version(), train.size(), test.size());
+    fmt::print(
+        "tapeflow {}: a convnet learns the UCI handwritten digits ({} train, {} test images of "
+        "8x8)\n",
+        tf::version(),
+        train.size(),
+        test.size());
 
     ConvNet model;
     tf::train::AdamOptimizer optimizer(0.005);
@@ -186,10 +227,14 @@ int main(int argc, char** argv) {
     tf::Graph graph;
     {
         tf::GradientTape tape;
-        model.loss(tf::slice(train.images, {0, 0, 0, 0}, {kBatch, 8, 8, 1}), tf::slice(train.labels, {0}, {kBatch}));
+        model.loss(tf::slice(train.images, {0, 0, 0, 0}, {kBatch, 8, 8, 1}),
+                   tf::slice(train.labels, {0}, {kBatch}));
         graph = tape.graph();
     }
-    auto batches = tf::data::from_tensor_slices({train.images, train.labels}).shuffle(2048, 7).batch(kBatch, true).repeat();
+    auto batches = tf::data::from_tensor_slices({train.images, train.labels})
+                       .shuffle(2048, 7)
+                       .batch(kBatch, true)
+                       .repeat();
     auto batch = batches.begin();
 
     auto eval_writer = tf::summary::create_file_writer(args.logdir + "/eval");
@@ -203,16 +248,22 @@ int main(int argc, char** argv) {
         .save_checkpoint_steps = kCheckpointSteps,
         .save_summaries_steps = kSummarySteps,
         .log_step_count_steps = 0,  // the progress bar shows the rate
-        .hooks = {std::make_shared<tt::StopAtStepHook>(tt::StopAtStepHookOptions{.last_step = args.steps}),
-                  std::make_shared<tt::ProgressBarHook>(tt::ProgressBarHookOptions{.total_steps = args.steps}),
+        .hooks = {std::make_shared<tt::StopAtStepHook>(
+                      tt::StopAtStepHookOptions{.last_step = args.steps}),
+                  std::make_shared<tt::ProgressBarHook>(
+                      tt::ProgressBarHookOptions{.total_steps = args.steps}),
                   std::make_shared<tt::NanTensorHook>()},
     });
     const int64_t first_step = tt::global_step(global_step);
     if (session.restored_from()) {
-        fmt::print("resuming from checkpoint {} at step {} of {}\n", *session.restored_from(), first_step, args.steps);
+        fmt::print("resuming from checkpoint {} at step {} of {}\n",
+                   *session.restored_from(),
+                   first_step,
+                   args.steps);
     }
+    std::vector<float> losses;  // every kSummarySteps steps, for the audio summary
     while (!session.should_stop()) {
-        session.run([&] {
+        auto loss = session.run([&] {
             const std::vector<tf::Tensor> xy = *batch;
             ++batch;
             return optimizer.minimize([&] { return model.loss(xy[0], xy[1]); }, {}, global_step);
@@ -220,7 +271,9 @@ int main(int argc, char** argv) {
         const int64_t step = tt::global_step(global_step);
         if (step % kSummarySteps == 0) {
             eval_writer.scalar("accuracy/test", accuracy(model, test), step);
-            for (const tf::Variable& v : model.variables()) eval_writer.histogram(v.name(), v.value(), step);
+            losses.push_back(loss.item<float>());
+            for (const tf::Variable& v : model.variables())
+                eval_writer.histogram(v.name(), v.value(), step);
         }
     }
     session.close();
@@ -229,18 +282,30 @@ int main(int argc, char** argv) {
     const float test_accuracy = accuracy(model, test), train_accuracy = accuracy(model, train);
     auto predicted = model.predict(test.images);
     auto [grid, caption] = misclassified_grid(test, predicted);
-    if (last_step % kSummarySteps != 0) eval_writer.scalar("accuracy/test", test_accuracy, last_step);
+    if (last_step % kSummarySteps != 0)
+        eval_writer.scalar("accuracy/test", test_accuracy, last_step);
     eval_writer.image("misclassified_test_digits", grid, last_step);
-    eval_writer.text("misclassified_test_digits",
-                     fmt::format("predicted/true, row by row:\n\n{}", caption.empty() ? "none" : caption), last_step);
+    eval_writer.text(
+        "misclassified_test_digits",
+        fmt::format("predicted/true, row by row:\n\n{}", caption.empty() ? "none" : caption),
+        last_step);
+    if (losses.size() > 1) eval_writer.audio("loss_as_sound", loss_sweep(losses), 8000, last_step);
     eval_writer.close();
 
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    fmt::print("trained steps {}..{}; train accuracy {:.1f}%, test accuracy {:.1f}% ({} of {} test digits "
-               "misclassified)\n",
-               first_step, last_step, 100 * train_accuracy, 100 * test_accuracy,
-               static_cast<int64_t>(std::lround((1 - test_accuracy) * static_cast<double>(test.size()))), test.size());
-    fmt::print("time taken: {:.1f} s; checkpoints in {}/train (rerun to resume)\n", seconds, args.logdir);
-    fmt::print("tensorboard --logdir {}\n", std::filesystem::absolute(args.logdir).lexically_normal().string());
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    fmt::print(
+        "trained steps {}..{}; train accuracy {:.1f}%, test accuracy {:.1f}% ({} of {} test digits "
+        "misclassified)\n",
+        first_step,
+        last_step,
+        100 * train_accuracy,
+        100 * test_accuracy,
+        static_cast<int64_t>(std::lround((1 - test_accuracy) * static_cast<double>(test.size()))),
+        test.size());
+    fmt::print(
+        "time taken: {:.1f} s; checkpoints in {}/train (rerun to resume)\n", seconds, args.logdir);
+    fmt::print("tensorboard --logdir {}\n",
+               std::filesystem::absolute(args.logdir).lexically_normal().string());
     return test_accuracy >= 0.95f ? 0 : 1;
 }

@@ -20,7 +20,8 @@ int main() {
         dy_dx = inner.gradient(y, x);  // 3x² = 12, recorded by the outer tape
     }
     auto d2y_dx2 = outer.gradient(dy_dx, x).dense();  // 6x = 12
-    fmt::print("y = x^3 at x = 2: dy/dx = {}, d2y/dx2 = {}\n", dy_dx.item<float>(), d2y_dx2.item<float>());
+    fmt::print(
+        "y = x^3 at x = 2: dy/dx = {}, d2y/dx2 = {}\n", dy_dx.item<float>(), d2y_dx2.item<float>());
 
     // Hessian of f(v) = v0² v1 + v1³: [[2 v1, 2 v0], [2 v0, 6 v1]]
     auto v = tf::constant({1.f, 2.f});
@@ -38,7 +39,8 @@ int main() {
     fmt::print("gradient {}\nHessian {}\n", grad, hessian);
 
     auto h = hessian.to_vector<float>();
-    bool ok = std::abs(dy_dx.item<float>() - 12.f) < 1e-5f && std::abs(d2y_dx2.item<float>() - 12.f) < 1e-5f &&
+    bool ok = std::abs(dy_dx.item<float>() - 12.f) < 1e-5f &&
+              std::abs(d2y_dx2.item<float>() - 12.f) < 1e-5f &&
               h == std::vector<float>{4.f, 2.f, 2.f, 12.f};
     return ok ? 0 : 1;
 }

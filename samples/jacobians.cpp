@@ -28,10 +28,12 @@ int main() {
     bool ok = per_example.shape() == tf::Shape{4, 2, 3};
     auto j = jacobian.to_vector<float>();
     for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) ok = ok && std::abs(j[r * 3 + c] - (r == c ? std::cos(float(r)) : 0.f)) < 1e-6f;
+        for (int c = 0; c < 3; ++c)
+            ok = ok && std::abs(j[r * 3 + c] - (r == c ? std::cos(float(r)) : 0.f)) < 1e-6f;
     auto wt = tf::transpose(w).to_vector<float>();
     auto pe = per_example.to_vector<float>();
     for (int b = 0; b < 4; ++b)
-        for (int k = 0; k < 6; ++k) ok = ok && pe[b * 6 + k] == wt[k];
+        for (int k = 0; k < 6; ++k)
+            ok = ok && pe[b * 6 + k] == wt[k];
     return ok ? 0 : 1;
 }

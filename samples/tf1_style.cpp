@@ -17,7 +17,8 @@ std::vector<tf::Variable> model_variables;
 tf::Tensor dense(const tf::Tensor& x, int64_t units, std::string_view scope, bool reuse) {
     auto vs = tf::variable_scope(scope, reuse);
     auto w = tf::get_variable("weights", {.shape = tf::Shape{x.shape()[1], units}});
-    auto b = tf::get_variable("biases", {.shape = tf::Shape{units}, .initializer = tf::zeros({units})});
+    auto b =
+        tf::get_variable("biases", {.shape = tf::Shape{units}, .initializer = tf::zeros({units})});
     if (!reuse) model_variables.insert(model_variables.end(), {w, b});
     return tf::matmul(x, w) + b;
 }
@@ -35,7 +36,8 @@ int main() {
         return dense(h, 1, "layer2", reuse);
     };
     model(false);  // creates the weights and biases of layer1 and layer2
-    for (const auto& v : tf::trainable_variables()) fmt::print("variable {} {}\n", v.name(), v.shape());
+    for (const auto& v : tf::trainable_variables())
+        fmt::print("variable {} {}\n", v.name(), v.shape());
 
     tf::Variable global_step = tf::train::get_or_create_global_step();
     tf::train::MomentumOptimizer optimizer(0.05, 0.9);
@@ -50,22 +52,28 @@ int main() {
             return loss;
         });
         std::vector<tf::Gradient> grads;
-        for (const auto& gv : grads_and_vars) grads.push_back(gv.gradient);
+        for (const auto& gv : grads_and_vars)
+            grads.push_back(gv.gradient);
         auto [clipped, global_norm] = tf::clip_by_global_norm(grads, 1.0);
-        for (std::size_t i = 0; i < grads_and_vars.size(); ++i) grads_and_vars[i].gradient = clipped[i];
+        for (std::size_t i = 0; i < grads_and_vars.size(); ++i)
+            grads_and_vars[i].gradient = clipped[i];
         optimizer.apply_gradients(grads_and_vars, global_step);
         ema.apply(weights);
 
         loss_value = loss.item<float>();
         norm = global_norm.item<float>();
         if (step == 0) first = loss_value;
-        if (step % 100 == 0) fmt::print("step {:3}: loss {:.5f}, gradient norm {:.4f}\n", step, loss_value, norm);
+        if (step % 100 == 0)
+            fmt::print("step {:3}: loss {:.5f}, gradient norm {:.4f}\n", step, loss_value, norm);
     }
 
     // Evaluate with the averaged weights, as tf.train.Saver(ema.variables_to_restore()) would.
-    for (const auto& v : weights) tf::Variable(v).assign(ema.average(v)->value());
+    for (const auto& v : weights)
+        tf::Variable(v).assign(ema.average(v)->value());
     float averaged = tf::losses::mean_squared_error(y, model(true)).item<float>();
-    fmt::print("final loss {:.5f}; with the moving averages {:.5f}; global step {}\n", loss_value, averaged,
+    fmt::print("final loss {:.5f}; with the moving averages {:.5f}; global step {}\n",
+               loss_value,
+               averaged,
                tf::train::global_step(global_step));
     fmt::print("shadow of layer1/weights: {}\n", ema.average_name(weights[0]));
     bool ok = loss_value < 0.05f * first && averaged < 0.1f * first &&

@@ -40,7 +40,8 @@ int main() {
 
     auto [test_x, test_y] = make_data(1000);
     auto predicted = tf::cast(tf::greater(model(test_x), tf::constant(0.5f)), tf::float32);
-    float accuracy = tf::reduce_mean(tf::cast(tf::equal(predicted, test_y), tf::float32)).item<float>();
+    float accuracy =
+        tf::reduce_mean(tf::cast(tf::equal(predicted, test_y), tf::float32)).item<float>();
     fmt::print("accuracy on 1000 new points: {:.1f}%\n", 100 * accuracy);
     return last < 0.5f * first && accuracy >= 0.95f ? 0 : 1;
 }

@@ -1,6 +1,8 @@
 // The code blocks of docs/data.md, compiled and run as a test (tests/docs checks that the page's
 // blocks occur here): two TFRecord files of Examples read, shuffled, batched, parsed and
 // prefetched for 10 epochs. Exits 1 unless every epoch sees every record once.
+// Laid out as in the page, not by clang-format (tests/docs/check_code_blocks.py compares them).
+// clang-format off
 #include <filesystem>
 
 #include <tapeflow/tapeflow.hpp>

@@ -1,5 +1,7 @@
 // The code blocks of docs/errors.md, compiled and run as a test (tests/docs checks that the
 // page's blocks occur here). Exits 1 if the error is not what the page says.
+// Laid out as in the page, not by clang-format (tests/docs/check_code_blocks.py compares them).
+// clang-format off
 #include <tapeflow/tapeflow.hpp>
 
 namespace tf = tapeflow;

@@ -1,6 +1,8 @@
 // The code blocks of docs/tensorboard.md, compiled and run as a test (tests/docs checks that the
 // page's blocks occur here): a writer with every summary kind, reading it back, the graph export
 // and TFRecord files of Examples. Exits 1 unless everything reads back.
+// Laid out as in the page, not by clang-format (tests/docs/check_code_blocks.py compares them).
+// clang-format off
 #include <filesystem>
 #include <set>
 

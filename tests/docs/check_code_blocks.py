@@ -6,7 +6,8 @@ A ```cpp block must have, on the line above it (blank lines allowed between), a 
 naming the file it was taken from (relative to the repository root). The block's lines, with
 leading and trailing spaces stripped, must occur in that file in the same order (other lines may
 come between them, so an excerpt may skip parts); a line that is just `...` or `// ...` marks
-such a gap and is not looked up. Usage: check_code_blocks.py <repository root>
+such a gap and is not looked up. Runs of spaces count as one, so a page may align comments
+differently from the formatted source. Usage: check_code_blocks.py <repository root>
 """
 import glob
 import os
@@ -38,10 +39,14 @@ def blocks(path):
         i += 1
 
 
+def normalize(line):
+    return " ".join(line.split())
+
+
 def missing_line(block, source):
     """The first block line not found (in order) in source, or None when all are there."""
-    wanted = [l.strip() for l in block if l.strip() and l.strip() not in GAP]
-    have = [l.strip() for l in source.split("\n")]
+    wanted = [normalize(l) for l in block if l.strip() and l.strip() not in GAP]
+    have = [normalize(l) for l in source.split("\n")]
     pos = 0
     for line in wanted:
         try:
