@@ -18,6 +18,7 @@
 #include <tapeflow/core/shape.hpp>
 #include <tapeflow/core/storage.hpp>
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/threads.hpp>
 #include <tapeflow/ops/array.hpp>
 #include <tapeflow/ops/clip.hpp>
 #include <tapeflow/ops/creation.hpp>

@@ -9,7 +9,8 @@
 
 namespace tapeflow {
 
-/// Number of CPU threads kernels may use (OMP_NUM_THREADS or the core count).
+/// Number of CPU threads kernels may use (tapeflow::num_threads(): set_num_threads, else
+/// OMP_NUM_THREADS, else the core count).
 int cpu_threads();
 
 /// Calls body(begin, end) over [0, n) in chunks of at least `grain` elements, in parallel when

@@ -38,7 +38,12 @@ void parallel_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, 
     constexpr int64_t kTile = 16;
     const int64_t threads = cpu_threads();
     const int64_t longer = std::max(m, n);
-    if (threads <= 1 || longer < 2 * kTile ||
+    if (threads <= 1) {  // one tapeflow thread: OpenBLAS gets no more
+        const BlasOnCallingThread guard;
+        gemm<T>(trans_a, trans_b, m, n, k, a, lda, b, ldb, T(0), c, ldc);
+        return;
+    }
+    if (longer < 2 * kTile ||
         static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <= kThreadedGemm) {
         gemm<T>(trans_a, trans_b, m, n, k, a, lda, b, ldb, T(0), c, ldc);
         return;
