@@ -13,7 +13,9 @@ using cuda_launch::Optimizer;
 // Inputs: var, slots..., then `rest` more (grad; or values, indices).
 std::array<void*, cuda_launch::kMaxSlots> slot_buffers(const KernelContext& ctx, std::size_t rest) {
     std::array<void*, cuda_launch::kMaxSlots> slots{};
-    for (std::size_t k = 1; k + rest < ctx.inputs.size(); ++k) slots[k - 1] = ctx.inputs[k].mutable_raw_data();
+    for (std::size_t k = 1; k + rest < ctx.inputs.size(); ++k) {
+        slots[k - 1] = ctx.inputs[k].mutable_raw_data();
+    }
     return slots;
 }
 
@@ -21,10 +23,9 @@ template <Optimizer O>
 void dense_kernel(const KernelContext& ctx) {
     const Tensor& var = ctx.inputs[0];
     const auto slots = slot_buffers(ctx, 1);
-    TAPEFLOW_CUDA_CHECK(cuda_launch::optimizer_update(O, elem_of(var.dtype()), opt::hyper_of(ctx.attrs),
-                                                      var.mutable_raw_data(), slots.data(),
-                                                      ctx.inputs.back().raw_data(), var.num_elements(),
-                                                      stream_of(ctx)));
+    TAPEFLOW_CUDA_CHECK(cuda_launch::optimizer_update(
+        O, elem_of(var.dtype()), opt::hyper_of(ctx.attrs), var.mutable_raw_data(), slots.data(),
+        ctx.inputs.back().raw_data(), var.num_elements(), stream_of(ctx)));
 }
 
 template <Optimizer O>
@@ -48,8 +49,9 @@ void register_training_cuda(KernelRegistry& r) {
     constexpr auto kCuda = DeviceType::cuda;
     const DTypeSet kTypes{DType::float32, DType::float64};  // the CPU kernels' dtypes
     using O = Optimizer;
+    constexpr auto kProximalGd = O::proximal_gradient_descent;
     r.add(Op::apply_gradient_descent, kCuda, dense_kernel<O::gradient_descent>, kTypes);
-    r.add(Op::apply_proximal_gradient_descent, kCuda, dense_kernel<O::proximal_gradient_descent>, kTypes);
+    r.add(Op::apply_proximal_gradient_descent, kCuda, dense_kernel<kProximalGd>, kTypes);
     r.add(Op::apply_momentum, kCuda, dense_kernel<O::momentum>, kTypes);
     r.add(Op::apply_keras_momentum, kCuda, dense_kernel<O::keras_momentum>, kTypes);
     r.add(Op::apply_adagrad, kCuda, dense_kernel<O::adagrad>, kTypes);
@@ -63,9 +65,10 @@ void register_training_cuda(KernelRegistry& r) {
     r.add(Op::apply_rms_prop, kCuda, dense_kernel<O::rms_prop>, kTypes);
     r.add(Op::apply_centered_rms_prop, kCuda, dense_kernel<O::centered_rms_prop>, kTypes);
     r.add(Op::apply_keras_rms_prop, kCuda, dense_kernel<O::keras_rms_prop>, kTypes);
-    r.add(Op::apply_keras_centered_rms_prop, kCuda, dense_kernel<O::keras_centered_rms_prop>, kTypes);
+    r.add(Op::apply_keras_centered_rms_prop, kCuda, dense_kernel<O::keras_centered_rms_prop>,
+          kTypes);
     r.add(Op::sparse_apply_gradient_descent, kCuda, sparse_kernel<O::gradient_descent>, kTypes);
-    r.add(Op::sparse_apply_proximal_gradient_descent, kCuda, sparse_kernel<O::proximal_gradient_descent>, kTypes);
+    r.add(Op::sparse_apply_proximal_gradient_descent, kCuda, sparse_kernel<kProximalGd>, kTypes);
     r.add(Op::sparse_apply_momentum, kCuda, sparse_kernel<O::momentum>, kTypes);
     r.add(Op::sparse_apply_adagrad, kCuda, sparse_kernel<O::adagrad>, kTypes);
     r.add(Op::sparse_apply_proximal_adagrad, kCuda, sparse_kernel<O::proximal_adagrad>, kTypes);

@@ -121,10 +121,10 @@ cudaError_t sparse_optimizer_update(Optimizer op, Elem elem, const opt::Hyper& h
                                     bool index_is_64, int64_t rows, int64_t row_len,
                                     cudaStream_t stream) {
     if (rows == 0 || row_len == 0) return cudaSuccess;
-#define TAPEFLOW_SPARSE(O, F)                                                                    \
-    case Optimizer::O:                                                                           \
-        return run_sparse<opt::F>(elem, h, var, slots, values, indices, index_is_64, rows, row_len, \
-                                  stream);
+#define TAPEFLOW_SPARSE(O, F)                                                                   \
+    case Optimizer::O:                                                                          \
+        return run_sparse<opt::F>(elem, h, var, slots, values, indices, index_is_64, rows,      \
+                                  row_len, stream);
     switch (op) {
         TAPEFLOW_SPARSE(gradient_descent, GradientDescent)
         TAPEFLOW_SPARSE(proximal_gradient_descent, ProximalGradientDescent)

@@ -82,7 +82,8 @@ struct Momentum {
     T lr, momentum;
     bool nesterov;
     explicit Momentum(const Hyper& h)
-        : lr(static_cast<T>(h.lr)), momentum(static_cast<T>(h.momentum)), nesterov(h.use_nesterov) {}
+        : lr(static_cast<T>(h.lr)), momentum(static_cast<T>(h.momentum)),
+          nesterov(h.use_nesterov) {}
     template <class B>
     TAPEFLOW_HD void operator()(B& var, B& accum, const B& g) const {
         accum = accum * B(momentum) + g;
@@ -116,7 +117,8 @@ struct Adagrad {
     T lr, epsilon;
     bool inside;  // Keras 3: sqrt(acc + eps); TF: sqrt(acc) + eps (TF1 passes eps = 0)
     explicit Adagrad(const Hyper& h)
-        : lr(static_cast<T>(h.lr)), epsilon(static_cast<T>(h.epsilon)), inside(h.epsilon_inside_sqrt) {}
+        : lr(static_cast<T>(h.lr)), epsilon(static_cast<T>(h.epsilon)),
+          inside(h.epsilon_inside_sqrt) {}
     template <class B>
     TAPEFLOW_HD void operator()(B& var, B& accum, const B& g) const {
         accum += g * g;
@@ -149,7 +151,8 @@ struct Adadelta {
     static constexpr std::size_t kSlots = 2;
     T lr, rho, epsilon;
     explicit Adadelta(const Hyper& h)
-        : lr(static_cast<T>(h.lr)), rho(static_cast<T>(h.rho)), epsilon(static_cast<T>(h.epsilon)) {}
+        : lr(static_cast<T>(h.lr)), rho(static_cast<T>(h.rho)),
+          epsilon(static_cast<T>(h.epsilon)) {}
     template <class B>
     TAPEFLOW_HD void operator()(B& var, B& accum, B& accum_update, const B& g) const {
         accum = accum * B(rho) + g * g * B(T(1) - rho);
@@ -215,7 +218,8 @@ struct Nadam {
     explicit Nadam(const Hyper& h)
         : lr(static_cast<T>(h.lr)), beta1(static_cast<T>(h.beta1)), beta2(static_cast<T>(h.beta2)),
           epsilon(static_cast<T>(h.epsilon)),
-          c_m(static_cast<T>(h.u_t1) / (T(1) - static_cast<T>(h.u_product) * static_cast<T>(h.u_t1))),
+          c_m(static_cast<T>(h.u_t1) /
+              (T(1) - static_cast<T>(h.u_product) * static_cast<T>(h.u_t1))),
           c_g((T(1) - static_cast<T>(h.u_t)) / (T(1) - static_cast<T>(h.u_product))),
           c_v(T(1) / (T(1) - static_cast<T>(h.beta2_power))) {}
     template <class B>
@@ -257,8 +261,8 @@ struct RmsProp {
     static constexpr std::size_t kSlots = 2;
     T lr, rho, momentum, epsilon;
     explicit RmsProp(const Hyper& h)
-        : lr(static_cast<T>(h.lr)), rho(static_cast<T>(h.rho)), momentum(static_cast<T>(h.momentum)),
-          epsilon(static_cast<T>(h.epsilon)) {}
+        : lr(static_cast<T>(h.lr)), rho(static_cast<T>(h.rho)),
+          momentum(static_cast<T>(h.momentum)), epsilon(static_cast<T>(h.epsilon)) {}
     template <class B>
     TAPEFLOW_HD void operator()(B& var, B& ms, B& mom, const B& g) const {
         ms += (g * g - ms) * B(T(1) - rho);

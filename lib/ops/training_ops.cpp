@@ -104,12 +104,15 @@ Tensor sum_segments_in_order(const Tensor& values, const std::vector<int64_t>& s
     }
     std::vector<int64_t> dims = values.shape().dims();
     dims[0] = 1;
-    const Tensor padded = concat({values, zeros(Shape(dims), values.dtype()).to(device)}, 0);  // row count: 0
+    // row `count` of padded is zero: what rows shorter than j + 1 repetitions add at step j
+    const Tensor padded = concat({values, zeros(Shape(dims), values.dtype()).to(device)}, 0);
     dims[0] = n;
     Tensor sum = zeros(Shape(dims), values.dtype()).to(device);
     std::vector<int64_t> pick(static_cast<std::size_t>(n));
     for (std::size_t j = 0; j < depth; ++j) {
-        for (std::size_t u = 0; u < rows.size(); ++u) pick[u] = j < rows[u].size() ? rows[u][j] : count;
+        for (std::size_t u = 0; u < rows.size(); ++u) {
+            pick[u] = j < rows[u].size() ? rows[u][j] : count;
+        }
         sum = sum + gather(padded, constant(pick, Shape{n}, DType::int64).to(device));
     }
     return sum;
@@ -132,9 +135,13 @@ IndexedSlices deduplicate(const IndexedSlices& slices) {
     // fixed order (3+ duplicates could differ in the last bits between runs), so they use the
     // gather-and-add chain in the CPU's order: deterministic, and equal to the CPU's sums.
     const auto count = static_cast<int64_t>(segment.size());
-    Tensor sum = device.is_cpu()
-        ? unsorted_segment_sum(slices.values, constant(segment, Shape{count}, DType::int64).to(device), n)
-        : sum_segments_in_order(slices.values, segment, n);
+    Tensor sum;
+    if (device.is_cpu()) {
+        const Tensor ids = constant(segment, Shape{count}, DType::int64).to(device);
+        sum = unsorted_segment_sum(slices.values, ids, n);
+    } else {
+        sum = sum_segments_in_order(slices.values, segment, n);
+    }
     return IndexedSlices{std::move(sum),
                          constant(unique, Shape{n}, DType::int64).to(device), slices.dense_shape};
 }
