@@ -1,7 +1,8 @@
 // GPU benchmarks against the goals (docs/gpu.md): element-wise ops on 256M floats against
 // the device-to-device copy bandwidth measured in the same run, matmul 4096^3 (float32, bfloat16)
 // against cuBLAS called directly with the same settings, the host cost of one small op, and one
-// training step of the medium MLP on the GPU against the same step on the CPU.
+// training step of the medium MLP on the GPU against the same step on the CPU, and one fused
+// Adam update of 10M floats on both.
 // Plain main (no Google Benchmark: the GPU machine has none); prints one line per measurement.
 // Usage: bench_gpu [--quick]   (--quick: smaller sizes, for a smoke run)
 #include <algorithm>
@@ -154,6 +155,35 @@ void mlp_benchmark(bool quick) {
                 t_gpu * 1e3, t_cpu * 1e3, t_cpu / t_gpu);
 }
 
+// One fused Adam update (ResourceApplyAdam) of a 10M-float variable on the GPU and on the CPU:
+// 28 bytes per element (reads var, m, v, g; writes var, m, v), against the copy bandwidth.
+void adam_benchmark(bool quick, double copy_gbs) {
+    const int64_t n = 10'000'000;
+    auto step_time = [&](tf::Device device, int iters) {
+        const auto scope = tf::device(device);
+        tf::Variable p(tf::random::uniform({n}), {.name = "p"});
+        const tf::Tensor g = tf::random::uniform({n});
+        tf::train::AdamOptimizer opt(0.001);
+        if (device.is_cpu()) {
+            opt.apply_gradients({{g, p}});
+            double best = 1e30;
+            for (int r = 0; r < 3; ++r) {
+                const double t0 = now_s();
+                for (int i = 0; i < iters; ++i) opt.apply_gradients({{g, p}});
+                best = std::min(best, (now_s() - t0) / iters);
+            }
+            return best;
+        }
+        return time_op([&] { opt.apply_gradients({{g, p}}); }, iters);
+    };
+    const double t_gpu = step_time(tf::Device::cuda(0), quick ? 10 : 100);
+    const double t_cpu = step_time(tf::Device::cpu(), quick ? 2 : 5);
+    const double gbs = 28.0 * static_cast<double>(n) / t_gpu / 1e9;
+    std::printf("train_step adam_update_10M float32: GPU %.3f ms (%.0f GB/s, %.1f%% of copy) | "
+                "CPU %.3f ms | speedup %.1fx\n",
+                t_gpu * 1e3, gbs, 100 * gbs / copy_gbs, t_cpu * 1e3, t_cpu / t_gpu);
+}
+
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -245,6 +275,7 @@ int run(int argc, char** argv) {
     std::printf("launch_overhead add_1_element_then_read: %.2f us per op (includes a device->host copy)\n",
                 per_sync * 1e6);
     mlp_benchmark(quick);
+    adam_benchmark(quick, copy_gbs);
     return 0;
 }
 

@@ -9,6 +9,10 @@
 
 #include <cuda_runtime_api.h>
 
+namespace tapeflow::opt {
+struct Hyper;  // kernels/optimizer_functors.hpp
+}
+
 namespace tapeflow::cuda_launch {
 
 /// Element types, in tapeflow::DType's order (ops_cuda.cpp converts with a static_cast).
@@ -210,5 +214,30 @@ cudaError_t avg_pool(Elem elem, const Window& w, const void* x, void* y, cudaStr
 /// dx (w's input shape) from g (w's output shape): each cell sums g / count of the windows that
 /// cover it, in the CPU's (oh, ow) order.
 cudaError_t avg_pool_grad(Elem elem, const Window& w, const void* g, void* dx, cudaStream_t stream);
+
+// ---- fused optimizer updates (optimizer_kernels.cu) ----
+
+/// The update functors of kernels/optimizer_functors.hpp, in op_list.def's order.
+enum class Optimizer {
+    gradient_descent, proximal_gradient_descent, momentum, keras_momentum, adagrad,
+    proximal_adagrad, adadelta, adam, adam_with_amsgrad, ada_max, nadam, ftrl, rms_prop,
+    centered_rms_prop, keras_rms_prop, keras_centered_rms_prop
+};
+
+/// Most slots an update has (the functors' kSlots).
+inline constexpr int kMaxSlots = 4;
+
+/// Dense update of n elements in place: var and the optimizer's slots (kSlots pointers, in the
+/// op's input order) with grad; float32/float64, hyper-parameters from the host.
+cudaError_t optimizer_update(Optimizer op, Elem elem, const opt::Hyper& hyper, void* var,
+                             void* const* slots, const void* grad, int64_t n, cudaStream_t stream);
+
+/// Sparse update: rows `indices[r]` (int32 or int64, unique and in range: the wrapper sums
+/// duplicates and checks them) of var and slots, each row_len elements, with values' row r.
+/// Only the optimizers that have a ResourceSparseApply op.
+cudaError_t sparse_optimizer_update(Optimizer op, Elem elem, const opt::Hyper& hyper, void* var,
+                                    void* const* slots, const void* values, const void* indices,
+                                    bool index_is_64, int64_t rows, int64_t row_len,
+                                    cudaStream_t stream);
 
 }  // namespace tapeflow::cuda_launch

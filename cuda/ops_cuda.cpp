@@ -176,6 +176,7 @@ void register_cuda_kernels(KernelRegistry& r) {
     register_reduce_cuda(r);
     register_array_cuda(r);
     register_nn_cuda(r);
+    register_training_cuda(r);
 }
 
 }  // namespace tapeflow

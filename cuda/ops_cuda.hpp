@@ -41,5 +41,6 @@ void register_elementwise_cuda(KernelRegistry& r);
 void register_reduce_cuda(KernelRegistry& r);
 void register_array_cuda(KernelRegistry& r);
 void register_nn_cuda(KernelRegistry& r);
+void register_training_cuda(KernelRegistry& r);
 
 }  // namespace tapeflow::cuda_ops

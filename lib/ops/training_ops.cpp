@@ -2,6 +2,7 @@
 // outputs (the kernel writes the variable's and slots' buffers in place) and no gradient.
 #include "ops/training_ops.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <unordered_map>
 
@@ -9,6 +10,7 @@
 
 #include <tapeflow/ops/array.hpp>
 #include <tapeflow/ops/creation.hpp>
+#include <tapeflow/ops/math.hpp>
 
 #include "autograd/variable_update.hpp"
 #include "ops/apply.hpp"
@@ -90,6 +92,32 @@ void apply_dense(Op op, const Variable& var, const std::vector<Variable>& slots,
     run(op, var, slots, {grad}, attrs);
 }
 
+Tensor sum_segments_in_order(const Tensor& values, const std::vector<int64_t>& segment, int64_t n) {
+    const Device device = values.device();
+    const auto count = static_cast<int64_t>(segment.size());
+    std::vector<std::vector<int64_t>> rows(static_cast<std::size_t>(n));
+    std::size_t depth = 0;
+    for (int64_t i = 0; i < count; ++i) {
+        auto& r = rows[static_cast<std::size_t>(segment[static_cast<std::size_t>(i)])];
+        r.push_back(i);
+        depth = std::max(depth, r.size());
+    }
+    std::vector<int64_t> dims = values.shape().dims();
+    dims[0] = 1;
+    // row `count` of padded is zero: what rows shorter than j + 1 repetitions add at step j
+    const Tensor padded = concat({values, zeros(Shape(dims), values.dtype()).to(device)}, 0);
+    dims[0] = n;
+    Tensor sum = zeros(Shape(dims), values.dtype()).to(device);
+    std::vector<int64_t> pick(static_cast<std::size_t>(n));
+    for (std::size_t j = 0; j < depth; ++j) {
+        for (std::size_t u = 0; u < rows.size(); ++u) {
+            pick[u] = j < rows[u].size() ? rows[u][j] : count;
+        }
+        sum = sum + gather(padded, constant(pick, Shape{n}, DType::int64).to(device));
+    }
+    return sum;
+}
+
 IndexedSlices deduplicate(const IndexedSlices& slices) {
     const std::vector<int64_t> indices = slices.indices.to_vector<int64_t>();
     std::unordered_map<int64_t, int64_t> position;
@@ -103,8 +131,18 @@ IndexedSlices deduplicate(const IndexedSlices& slices) {
     if (unique.size() == indices.size()) return slices;
     const auto n = static_cast<int64_t>(unique.size());
     const Device device = slices.values.device();
-    Tensor ids = constant(segment, Shape{static_cast<int64_t>(segment.size())}, DType::int64).to(device);
-    return IndexedSlices{unsorted_segment_sum(slices.values, ids, n),
+    // The CPU's segment sum adds in row order; other devices' segment sums add with atomics in no
+    // fixed order (3+ duplicates could differ in the last bits between runs), so they use the
+    // gather-and-add chain in the CPU's order: deterministic, and equal to the CPU's sums.
+    const auto count = static_cast<int64_t>(segment.size());
+    Tensor sum;
+    if (device.is_cpu()) {
+        const Tensor ids = constant(segment, Shape{count}, DType::int64).to(device);
+        sum = unsorted_segment_sum(slices.values, ids, n);
+    } else {
+        sum = sum_segments_in_order(slices.values, segment, n);
+    }
+    return IndexedSlices{std::move(sum),
                          constant(unique, Shape{n}, DType::int64).to(device), slices.dense_shape};
 }
 

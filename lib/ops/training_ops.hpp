@@ -1,6 +1,6 @@
 // The training ops' wrappers: validate, take the variable and slot buffers for in-place writing
 // (VariableUpdate) and dispatch the fused update kernel of (op, device). Used by lib/train and
-// lib/keras; the kernels live in lib/kernels/cpu/optimizer_cpu.cpp.
+// lib/keras; the kernels live in lib/kernels/cpu/optimizer_cpu.cpp and cuda/optimizer_kernels.cu.
 #pragma once
 
 #include <vector>
@@ -24,6 +24,12 @@ void apply_sparse(Op op, const Variable& var, const std::vector<Variable>& slots
 
 /// TF1's _deduplicate_indexed_slices: unique indices in order of first appearance, the values of
 /// repeated indices summed. Returns `slices` itself when the indices are already unique.
+/// On the CPU the sum is unsorted_segment_sum; elsewhere sum_segments_in_order (deterministic).
 IndexedSlices deduplicate(const IndexedSlices& slices);
+
+/// Row u sums the rows i of `values` with segment[i] == u (u < n) in increasing i, starting from
+/// zero: the CPU unsorted_segment_sum's order, as one gather and add per repetition of the most
+/// repeated segment, on values' device. No atomics: deterministic, and equal to the CPU's sum.
+Tensor sum_segments_in_order(const Tensor& values, const std::vector<int64_t>& segment, int64_t n);
 
 }  // namespace tapeflow::training

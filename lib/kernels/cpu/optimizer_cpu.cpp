@@ -1,319 +1,20 @@
-// CPU kernels of the training ops: each optimizer's update as one functor, run as one fused pass
-// over the variable, its slots and the gradient (xsimd batches, then a scalar tail; threads for
-// large variables). Sparse ops run the same functor over the listed rows only (indices are unique,
-// checked by lib/ops/training_ops.cpp). Formulas follow TensorFlow's CPU kernels
-// (training_ops.cc) in their order of operations; SEMANTICS.md section 4 gives them.
+// CPU kernels of the training ops: each optimizer's update functor (kernels/optimizer_functors.hpp,
+// shared with the CUDA kernels) run as one fused pass over the variable, its slots and the gradient
+// (xsimd batches, then a scalar tail; threads for large variables). Sparse ops run the same
+// functor over the listed rows only (indices are unique: lib/ops/training_ops.cpp sums duplicates).
 #include <array>
-#include <cmath>
 #include <utility>
 
 #include <xsimd/xsimd.hpp>
 
 #include "core/parallel.hpp"
+#include "kernels/optimizer_attrs.hpp"
 #include "ops/op_families.hpp"
 
 namespace tapeflow {
 namespace {
 
-// Element-wise helpers for both a scalar T and an xsimd batch, so one formula serves both loops.
-template <class T>
-T vsqrt(T x) { return std::sqrt(x); }
-template <class T, class A>
-xsimd::batch<T, A> vsqrt(const xsimd::batch<T, A>& x) { return xsimd::sqrt(x); }
-template <class T>
-T vabs(T x) { return std::abs(x); }
-template <class T, class A>
-xsimd::batch<T, A> vabs(const xsimd::batch<T, A>& x) { return xsimd::abs(x); }
-template <class T>
-T vmax(T a, T b) { return a > b ? a : b; }  // NaN in a propagates, as Eigen's max
-template <class T, class A>
-xsimd::batch<T, A> vmax(const xsimd::batch<T, A>& a, const xsimd::batch<T, A>& b) {
-    return xsimd::select(a > b, a, b);
-}
-template <class T>
-T vpow(T x, T p) { return std::pow(x, p); }
-template <class T, class A>
-xsimd::batch<T, A> vpow(const xsimd::batch<T, A>& x, T p) { return xsimd::pow(x, xsimd::batch<T, A>(p)); }
-template <class T>
-T vselect(bool c, T a, T b) { return c ? a : b; }
-template <class T, class A>
-xsimd::batch<T, A> vselect(const xsimd::batch_bool<T, A>& c, const xsimd::batch<T, A>& a,
-                           const xsimd::batch<T, A>& b) {
-    return xsimd::select(c, a, b);
-}
-// sign(x) in {-1, 0, 1}.
-template <class B, class T>
-B vsign(const B& x, T) {
-    return vselect(x > B(T(0)), B(T(1)), vselect(x < B(T(0)), B(T(-1)), B(T(0))));
-}
-// Proximal step: sign(u)·max(|u| − shrink, 0) / scale (l1 > 0), else u / scale.
-template <class B, class T>
-B proximal(const B& u, T shrink, T scale, bool l1) {
-    if (!l1) return u / B(scale);
-    return vsign(u, T()) * vmax(vabs(u) - B(shrink), B(T(0))) / B(scale);
-}
-
-template <class T>
-T attr(const Attrs& a, std::string_view name) { return static_cast<T>(a.get<double>(name)); }
-
-// ---- the update functors: operator()(var, slots..., grad) ----
-
-template <class T>
-struct GradientDescent {
-    static constexpr std::size_t kSlots = 0;
-    T alpha;
-    explicit GradientDescent(const Attrs& a) : alpha(attr<T>(a, "alpha")) {}
-    template <class B>
-    void operator()(B& var, const B& g) const { var -= g * B(alpha); }
-};
-
-template <class T>
-struct ProximalGradientDescent {
-    static constexpr std::size_t kSlots = 0;
-    T alpha, l1, l2;
-    explicit ProximalGradientDescent(const Attrs& a)
-        : alpha(attr<T>(a, "alpha")), l1(attr<T>(a, "l1")), l2(attr<T>(a, "l2")) {}
-    template <class B>
-    void operator()(B& var, const B& g) const {
-        const B u = var - B(alpha) * g;
-        var = proximal(u, alpha * l1, T(1) + alpha * l2, l1 > T(0));
-    }
-};
-
-template <class T>
-struct Momentum {
-    static constexpr std::size_t kSlots = 1;
-    T lr, momentum;
-    bool nesterov;
-    explicit Momentum(const Attrs& a)
-        : lr(attr<T>(a, "lr")), momentum(attr<T>(a, "momentum")), nesterov(a.get<bool>("use_nesterov")) {}
-    template <class B>
-    void operator()(B& var, B& accum, const B& g) const {
-        accum = accum * B(momentum) + g;
-        if (nesterov) {
-            var -= g * B(lr) + accum * B(momentum) * B(lr);
-        } else {
-            var -= accum * B(lr);
-        }
-    }
-};
-
-template <class T>
-struct KerasMomentum {
-    static constexpr std::size_t kSlots = 1;
-    T lr, momentum;
-    bool nesterov;
-    explicit KerasMomentum(const Attrs& a)
-        : lr(attr<T>(a, "lr")), momentum(attr<T>(a, "momentum")), nesterov(a.get<bool>("use_nesterov")) {}
-    template <class B>
-    void operator()(B& var, B& accum, const B& g) const {
-        accum = accum * B(momentum) - g * B(lr);
-        if (nesterov) {
-            var += accum * B(momentum) - g * B(lr);
-        } else {
-            var += accum;
-        }
-    }
-};
-
-template <class T>
-struct Adagrad {
-    static constexpr std::size_t kSlots = 1;
-    T lr, epsilon;
-    bool inside;  // Keras 3: sqrt(acc + eps); TF: sqrt(acc) + eps (TF1 passes eps = 0)
-    explicit Adagrad(const Attrs& a)
-        : lr(attr<T>(a, "lr")), epsilon(attr<T>(a, "epsilon")), inside(a.get<bool>("epsilon_inside_sqrt")) {}
-    template <class B>
-    void operator()(B& var, B& accum, const B& g) const {
-        accum += g * g;
-        const B denom = inside ? vsqrt(accum + B(epsilon)) : vsqrt(accum) + B(epsilon);
-        var -= g * B(lr) / denom;
-    }
-};
-
-template <class T>
-struct ProximalAdagrad {
-    static constexpr std::size_t kSlots = 1;
-    T lr, l1, l2;
-    explicit ProximalAdagrad(const Attrs& a)
-        : lr(attr<T>(a, "lr")), l1(attr<T>(a, "l1")), l2(attr<T>(a, "l2")) {}
-    template <class B>
-    void operator()(B& var, B& accum, const B& g) const {
-        accum += g * g;
-        const B eta = B(lr) / vsqrt(accum);
-        const B u = var - eta * g;
-        if (l1 > T(0)) {
-            var = vsign(u, T()) * vmax(vabs(u) - eta * B(l1), B(T(0))) / (B(T(1)) + eta * B(l2));
-        } else {
-            var = u / (B(T(1)) + eta * B(l2));
-        }
-    }
-};
-
-template <class T>
-struct Adadelta {
-    static constexpr std::size_t kSlots = 2;
-    T lr, rho, epsilon;
-    explicit Adadelta(const Attrs& a)
-        : lr(attr<T>(a, "lr")), rho(attr<T>(a, "rho")), epsilon(attr<T>(a, "epsilon")) {}
-    template <class B>
-    void operator()(B& var, B& accum, B& accum_update, const B& g) const {
-        accum = accum * B(rho) + g * g * B(T(1) - rho);
-        const B update = vsqrt(accum_update + B(epsilon)) / vsqrt(accum + B(epsilon)) * g;
-        accum_update = accum_update * B(rho) + update * update * B(T(1) - rho);
-        var -= update * B(lr);
-    }
-};
-
-// Adam's step size: lr·sqrt(1 − beta2^t)/(1 − beta1^t), computed in T as TensorFlow does.
-template <class T>
-T adam_alpha(const Attrs& a) {
-    return attr<T>(a, "lr") * std::sqrt(T(1) - attr<T>(a, "beta2_power")) / (T(1) - attr<T>(a, "beta1_power"));
-}
-
-template <class T>
-struct Adam {
-    static constexpr std::size_t kSlots = 2;
-    T alpha, beta1, beta2, epsilon;
-    explicit Adam(const Attrs& a)
-        : alpha(adam_alpha<T>(a)), beta1(attr<T>(a, "beta1")), beta2(attr<T>(a, "beta2")),
-          epsilon(attr<T>(a, "epsilon")) {}
-    template <class B>
-    void operator()(B& var, B& m, B& v, const B& g) const {
-        m += (g - m) * B(T(1) - beta1);
-        v += (g * g - v) * B(T(1) - beta2);
-        var -= (m * B(alpha)) / (vsqrt(v) + B(epsilon));
-    }
-};
-
-template <class T>
-struct AdamWithAmsgrad {
-    static constexpr std::size_t kSlots = 3;
-    Adam<T> adam;
-    explicit AdamWithAmsgrad(const Attrs& a) : adam(a) {}
-    template <class B>
-    void operator()(B& var, B& m, B& v, B& vhat, const B& g) const {
-        m += (g - m) * B(T(1) - adam.beta1);
-        v += (g * g - v) * B(T(1) - adam.beta2);
-        vhat = vmax(vhat, v);
-        var -= (m * B(adam.alpha)) / (vsqrt(vhat) + B(adam.epsilon));
-    }
-};
-
-template <class T>
-struct AdaMax {
-    static constexpr std::size_t kSlots = 2;
-    T step, beta1, beta2, epsilon;
-    explicit AdaMax(const Attrs& a)
-        : step(attr<T>(a, "lr") / (T(1) - attr<T>(a, "beta1_power"))), beta1(attr<T>(a, "beta1")),
-          beta2(attr<T>(a, "beta2")), epsilon(attr<T>(a, "epsilon")) {}
-    template <class B>
-    void operator()(B& var, B& m, B& u, const B& g) const {
-        m += (g - m) * B(T(1) - beta1);
-        u = vmax(u * B(beta2), vabs(g));
-        var -= B(step) * (m / (u + B(epsilon)));
-    }
-};
-
-// Keras 3 Nadam; the caller passes u_t, u_{t+1}, the product P (already times u_t) and beta2^t.
-template <class T>
-struct Nadam {
-    static constexpr std::size_t kSlots = 2;
-    T lr, beta1, beta2, epsilon, c_m, c_g, c_v;
-    explicit Nadam(const Attrs& a)
-        : lr(attr<T>(a, "lr")), beta1(attr<T>(a, "beta1")), beta2(attr<T>(a, "beta2")),
-          epsilon(attr<T>(a, "epsilon")),
-          c_m(attr<T>(a, "u_t1") / (T(1) - attr<T>(a, "u_product") * attr<T>(a, "u_t1"))),
-          c_g((T(1) - attr<T>(a, "u_t")) / (T(1) - attr<T>(a, "u_product"))),
-          c_v(T(1) / (T(1) - attr<T>(a, "beta2_power"))) {}
-    template <class B>
-    void operator()(B& var, B& m, B& v, const B& g) const {
-        m += (g - m) * B(T(1) - beta1);
-        v += (g * g - v) * B(T(1) - beta2);
-        const B m_hat = B(c_m) * m + B(c_g) * g;
-        const B v_hat = v * B(c_v);
-        var -= (m_hat * B(lr)) / (vsqrt(v_hat) + B(epsilon));
-    }
-};
-
-template <class T>
-struct Ftrl {
-    static constexpr std::size_t kSlots = 2;
-    T lr, l1, l2, shrinkage, power;
-    bool sqrt_power;
-    explicit Ftrl(const Attrs& a)
-        : lr(attr<T>(a, "lr")), l1(attr<T>(a, "l1")), l2(attr<T>(a, "l2")),
-          shrinkage(attr<T>(a, "l2_shrinkage")), power(-attr<T>(a, "lr_power")),
-          sqrt_power(attr<T>(a, "lr_power") == T(-0.5)) {}
-    template <class B>
-    B accum_pow(const B& x) const { return sqrt_power ? vsqrt(x) : vpow(x, power); }
-    template <class B>
-    void operator()(B& var, B& accum, B& linear, const B& g) const {
-        const B g_s = shrinkage > T(0) ? g + B(T(2) * shrinkage) * var : g;
-        const B new_accum = accum + g * g;
-        const B new_pow = accum_pow(new_accum);
-        linear += g_s - (new_pow - accum_pow(accum)) / B(lr) * var;
-        const B quadratic = new_pow / B(lr) + B(T(2) * l2);
-        const B pre_shrink = (vsign(linear, T()) * B(l1) - linear) / quadratic;
-        var = vselect(vabs(linear) > B(l1), pre_shrink, B(T(0)));
-        accum = new_accum;
-    }
-};
-
-template <class T>
-struct RmsProp {
-    static constexpr std::size_t kSlots = 2;
-    T lr, rho, momentum, epsilon;
-    explicit RmsProp(const Attrs& a)
-        : lr(attr<T>(a, "lr")), rho(attr<T>(a, "rho")), momentum(attr<T>(a, "momentum")),
-          epsilon(attr<T>(a, "epsilon")) {}
-    template <class B>
-    void operator()(B& var, B& ms, B& mom, const B& g) const {
-        ms += (g * g - ms) * B(T(1) - rho);
-        mom = mom * B(momentum) + (g * B(lr)) / vsqrt(ms + B(epsilon));
-        var -= mom;
-    }
-};
-
-template <class T>
-struct CenteredRmsProp {
-    static constexpr std::size_t kSlots = 3;
-    RmsProp<T> p;
-    explicit CenteredRmsProp(const Attrs& a) : p(a) {}
-    template <class B>
-    void operator()(B& var, B& mg, B& ms, B& mom, const B& g) const {
-        ms += (g * g - ms) * B(T(1) - p.rho);
-        mg += (g - mg) * B(T(1) - p.rho);
-        mom = mom * B(p.momentum) + (g * B(p.lr)) / vsqrt(ms - mg * mg + B(p.epsilon));
-        var -= mom;
-    }
-};
-
-// Keras 3 RMSprop without momentum (no momentum slot): var -= lr·g/sqrt(ms [− mg²] + eps).
-template <class T>
-struct KerasRmsProp {
-    static constexpr std::size_t kSlots = 1;
-    RmsProp<T> p;
-    explicit KerasRmsProp(const Attrs& a) : p(a) {}
-    template <class B>
-    void operator()(B& var, B& ms, const B& g) const {
-        ms += (g * g - ms) * B(T(1) - p.rho);
-        var -= (g * B(p.lr)) / vsqrt(ms + B(p.epsilon));
-    }
-};
-
-template <class T>
-struct KerasCenteredRmsProp {
-    static constexpr std::size_t kSlots = 2;
-    RmsProp<T> p;
-    explicit KerasCenteredRmsProp(const Attrs& a) : p(a) {}
-    template <class B>
-    void operator()(B& var, B& ms, B& mg, const B& g) const {
-        ms += (g * g - ms) * B(T(1) - p.rho);
-        mg += (g - mg) * B(T(1) - p.rho);
-        var -= (g * B(p.lr)) / vsqrt(ms - mg * mg + B(p.epsilon));
-    }
-};
+using namespace opt;  // the update functors
 
 // ---- the loops ----
 
@@ -353,7 +54,7 @@ template <template <class> class F, class T>
 void dense_update(const KernelContext& ctx) {
     using Fn = F<T>;
     constexpr std::size_t N = Fn::kSlots;
-    const Fn f(ctx.attrs);
+    const Fn f(hyper_of(ctx.attrs));
     T* var = buffer<T>(ctx.inputs[0]);
     std::array<T*, N> slots{};
     for (std::size_t k = 0; k < N; ++k) slots[k] = buffer<T>(ctx.inputs[1 + k]);
@@ -366,7 +67,7 @@ template <template <class> class F, class T>
 void sparse_update(const KernelContext& ctx) {
     using Fn = F<T>;
     constexpr std::size_t N = Fn::kSlots;
-    const Fn f(ctx.attrs);
+    const Fn f(hyper_of(ctx.attrs));
     const Tensor& indices = ctx.inputs[2 + N];
     const int64_t rows = indices.num_elements();
     const int64_t var_rows = ctx.inputs[0].shape()[0];
