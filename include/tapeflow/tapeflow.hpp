@@ -33,4 +33,5 @@
 #include <tapeflow/train/moving_average.hpp>
 #include <tapeflow/train/training_util.hpp>
 #include <tapeflow/keras/optimizers.hpp>
+#include <tapeflow/distribute.hpp>
 #include <tapeflow/version.hpp>
