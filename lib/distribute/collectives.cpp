@@ -193,9 +193,9 @@ Tensor all_reduce(const Tensor& t, ReduceOp op) {
     if (detail::transport_size() == 1) return t;
     check_same_spec(detail::encode_spec(t.shape(), t.dtype()), "all_reduce");
     const Tensor host = detail::on_host(t, wire);
-    Tensor out = detail::tensor_from_bytes(host.raw_data(), t.shape(), wire);
+    Tensor out = Tensor::empty(t.shape(), wire);
     {
-        auto p = detail::start_all_reduce(out.mutable_raw_data(), out.num_elements(), wire, op);
+        auto p = detail::start_all_reduce(out.mutable_raw_data(), out.num_elements(), wire, op, host.raw_data());
         detail::wait(*p, fmt::format("all_reduce of {}", detail::describe(t.shape(), t.dtype())));
     }
     if (op == ReduceOp::mean) {

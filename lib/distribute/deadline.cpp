@@ -1,5 +1,6 @@
 // The transport-independent part of NOTE [Deadlines] (transport.hpp): the timeout setting, the
 // polling wait, and the "broken" state a peer failure leaves behind.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -81,12 +82,22 @@ void wait_until(const std::function<bool()>& done, std::string_view what) {
     const double limit = timeout_seconds();
     const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                              std::chrono::duration<double>(limit));
-    // Spin on done() (MPI progresses only inside its calls), yielding the core to other ranks
-    // when the machine is oversubscribed; the clock is read every 64 polls.
+    // Spin on done(): MPI progresses only inside its calls, and giving the core away (yield)
+    // costs a scheduler round trip per poll on a busy machine. Only when this machine runs more
+    // processes than it has cores, or after a millisecond of spinning, is the core yielded to
+    // the peers that must run for the operation to complete. The clock is read every 64 polls.
+    static const bool oversubscribed =
+        transport_local_size() > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const auto spin_until = Clock::now() + std::chrono::milliseconds(1);
+    bool yielding = oversubscribed;
     for (uint64_t polls = 0;; ++polls) {
         if (done()) return;
-        if (polls % 64 == 63 && Clock::now() > deadline) break;
-        std::this_thread::yield();
+        if (polls % 64 == 63) {
+            const auto now = Clock::now();
+            if (now > deadline) break;
+            yielding = yielding || now > spin_until;
+        }
+        if (yielding) std::this_thread::yield();
     }
     const std::string message = fmt::format(
         "{} did not complete within {} s on rank {} of {}: a peer process died, hangs, or does not "

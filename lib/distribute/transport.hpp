@@ -49,10 +49,14 @@ bool transport_initialized();
 int transport_rank();
 int transport_size();
 int transport_local_rank();
+/// Processes on this machine.
+int transport_local_size();
 bool transport_is_mpi();
 
-/// In-place reduction of `count` elements of `dtype` (float32/64, int32/64, uint8) in `data`.
-std::unique_ptr<Pending> start_all_reduce(void* data, int64_t count, DType dtype, ReduceOp op);
+/// Reduction of `count` elements of `dtype` (float32/64, int32/64, uint8) into `data`, from `send`
+/// (nullptr: in place, from `data` itself).
+std::unique_ptr<Pending> start_all_reduce(void* data, int64_t count, DType dtype, ReduceOp op,
+                                          const void* send = nullptr);
 /// Root's `nbytes` bytes into everyone's `data`.
 std::unique_ptr<Pending> start_broadcast(void* data, int64_t nbytes, int root);
 /// Every process's `counts[r]` bytes, concatenated in rank order into `out` (sum of counts bytes).

@@ -29,6 +29,7 @@ struct Group {
     int rank = 0;
     int size = 1;
     int local_rank = 0;
+    int local_size = 1;
     MPI_Comm comm = MPI_COMM_NULL;
 };
 
@@ -136,6 +137,11 @@ void transport_init(int* argc, char*** argv) {
     MPI_Initialized(&already);
     if (!already && !launched_by_mpirun()) return;  // one process: rank 0 of 1, no MPI at all
     if (!already) {
+        // OpenMPI's nonblocking all-reduce (libnbc) picks a binomial tree (reduce, then broadcast:
+        // every byte crosses twice) below 4 processes and for in-place calls; the ring algorithm
+        // moves half as much and was 1.4-2x faster here from 1 MB up (docs/performance.md). A
+        // value the user set wins.
+        setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "1", /*overwrite=*/0);
         int provided = 0;
         check(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
         g.started_mpi = true;
@@ -148,6 +154,7 @@ void transport_init(int* argc, char*** argv) {
     MPI_Comm node = MPI_COMM_NULL;
     check(MPI_Comm_split_type(g.comm, MPI_COMM_TYPE_SHARED, g.rank, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
     MPI_Comm_rank(node, &g.local_rank);
+    MPI_Comm_size(node, &g.local_size);
     MPI_Comm_free(&node);
 }
 
@@ -168,19 +175,22 @@ bool transport_initialized() { return group().initialized; }
 int transport_rank() { return group().rank; }
 int transport_size() { return group().size; }
 int transport_local_rank() { return group().local_rank; }
+int transport_local_size() { return group().local_size; }
 bool transport_is_mpi() { return true; }
 
-std::unique_ptr<Pending> start_all_reduce(void* data, int64_t count, DType dtype, ReduceOp op) {
+std::unique_ptr<Pending> start_all_reduce(void* data, int64_t count, DType dtype, ReduceOp op, const void* send) {
     auto pending = std::make_unique<MpiPending>(fmt::format("all_reduce of {} {} elements", count, dtype_name(dtype)));
     if (!use_mpi()) return pending;
     const MPI_Comm c = group().comm;
     const std::lock_guard lock(group().mutex);
     auto* bytes = static_cast<char*>(data);
+    const auto* from = static_cast<const char*>(send);
     const int64_t element = static_cast<int64_t>(dtype_size(dtype));
     for (int64_t begin = 0; begin < count; begin += kMaxChunk) {
         const int n = static_cast<int>(std::min(kMaxChunk, count - begin));
+        const void* chunk_from = from == nullptr ? MPI_IN_PLACE : from + begin * element;
         MPI_Request r = MPI_REQUEST_NULL;
-        check(MPI_Iallreduce(MPI_IN_PLACE, bytes + begin * element, n, mpi_type(dtype), mpi_op(op), c, &r),
+        check(MPI_Iallreduce(chunk_from, bytes + begin * element, n, mpi_type(dtype), mpi_op(op), c, &r),
               "MPI_Iallreduce");
         pending->requests_.push_back(r);
     }

@@ -2,6 +2,7 @@
 // rank 0 of 1. Collectives complete at once and leave the data as it is (the identity); there is
 // no peer to send to.
 #include <algorithm>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -30,9 +31,13 @@ bool transport_initialized() { return initialized(); }
 int transport_rank() { return 0; }
 int transport_size() { return 1; }
 int transport_local_rank() { return 0; }
+int transport_local_size() { return 1; }
 bool transport_is_mpi() { return false; }
 
-std::unique_ptr<Pending> start_all_reduce(void*, int64_t, DType, ReduceOp) { return std::make_unique<Done>(); }
+std::unique_ptr<Pending> start_all_reduce(void* data, int64_t count, DType dtype, ReduceOp, const void* send) {
+    if (send != nullptr && count > 0) std::memcpy(data, send, static_cast<std::size_t>(count) * dtype_size(dtype));
+    return std::make_unique<Done>();
+}
 std::unique_ptr<Pending> start_broadcast(void*, int64_t, int) { return std::make_unique<Done>(); }
 std::unique_ptr<Pending> start_barrier() { return std::make_unique<Done>(); }
 
