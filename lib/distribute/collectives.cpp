@@ -10,6 +10,7 @@
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/ops/creation.hpp>
 
+#include "distribute/device_collectives.hpp"
 #include "distribute/transport.hpp"
 #include "distribute/wire.hpp"
 
@@ -117,10 +118,10 @@ std::string encode_spec(const Shape& shape, DType dtype) {
 std::pair<Shape, DType> decode_spec(std::string_view bytes) {
     std::vector<int64_t> words(bytes.size() / sizeof(int64_t));
     std::memcpy(words.data(), bytes.data(), words.size() * sizeof(int64_t));
-    if (words.size() < 2 || words.size() != static_cast<std::size_t>(2 + words[1])) {
+    if (words.size() < 2 || words[1] < 0 || words.size() < static_cast<std::size_t>(2 + words[1])) {
         throw errors::InternalError("a malformed tensor header arrived; this is a tapeflow bug");
     }
-    return {Shape(std::vector<int64_t>(words.begin() + 2, words.end())), static_cast<DType>(words[0])};
+    return {Shape(std::vector<int64_t>(words.begin() + 2, words.begin() + 2 + words[1])), static_cast<DType>(words[0])};
 }
 
 }  // namespace detail
@@ -149,8 +150,9 @@ void check_same_spec(const std::string& spec, std::string_view what) {
         const auto [shape, dtype] = detail::decode_spec(specs[r]);
         listing += fmt::format("{}rank {}: {}", r == 0 ? "" : ", ", r, detail::describe(shape, dtype));
     }
-    throw errors::InvalidArgumentError(
-        fmt::format("{}: every process must pass the same shape and dtype, got {}", what, listing));
+    throw errors::InvalidArgumentError(fmt::format(
+        "{}: every process must pass the same shape and dtype (and all CPU or all GPU tensors), got {}", what,
+        listing));
 }
 
 void check_root(int root, std::string_view what) {
@@ -191,7 +193,14 @@ Tensor all_reduce(const Tensor& t, ReduceOp op) {
     ensure_init();
     const DType wire = detail::wire_dtype(t.dtype(), op, "all_reduce");
     if (detail::transport_size() == 1) return t;
-    check_same_spec(detail::encode_spec(t.shape(), t.dtype()), "all_reduce");
+    // The device kind takes part in the check: the GPU path (NCCL) is a collective of its own.
+    const int64_t on_gpu = t.device().is_cpu() ? 0 : 1;
+    check_same_spec(detail::encode_spec(t.shape(), t.dtype()) +
+                        std::string(reinterpret_cast<const char*>(&on_gpu), sizeof(on_gpu)),
+                    "all_reduce");
+    if (on_gpu != 0) {
+        if (auto out = detail::device_all_reduce(t, op)) return *out;
+    }
     const Tensor host = detail::on_host(t, wire);
     Tensor out = Tensor::empty(t.shape(), wire);
     {

@@ -159,3 +159,24 @@ TEST_CASE("collectives: bad arguments raise InvalidArgumentError on every proces
     td::barrier();  // still usable after the errors
     CHECK(td::all_reduce(tf::constant(1.f)).item<float>() == static_cast<float>(td::size()));
 }
+
+TEST_CASE("all_reduce of CUDA tensors: NCCL, or host staging when the GPUs cannot be used", "[distribute][gpu]") {
+    // Every process takes the same branch: the GPU count is a property of the machine image.
+    if (!tf::cuda::is_available()) {
+        WARN("no usable GPU: the CUDA path of all_reduce is not exercised here");
+        return;
+    }
+    // One GPU per process where there are enough (NCCL), else processes share one (host staging).
+    const tf::Device gpu = tf::Device::cuda(td::local_rank() % tf::cuda::device_count());
+    for (tf::DType dtype : {tf::DType::float32, tf::DType::float16, tf::DType::int64}) {
+        for (ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::mean}) {
+            if (op == ReduceOp::mean && !tf::is_floating(dtype)) continue;
+            INFO(tf::dtype_name(dtype) << " op " << static_cast<int>(op));
+            const tf::Tensor out = td::all_reduce(input_of(td::rank(), {1000}, dtype).to(gpu), op);
+            CHECK(out.device() == gpu);
+            const std::vector<double> got = out.to_vector<double>();
+            const std::vector<double> want = expected(op, {1000}, dtype);
+            for (std::size_t i = 0; i < got.size(); ++i) REQUIRE(got[i] == Approx(want[i]).epsilon(0.01).margin(0.01));
+        }
+    }
+}
