@@ -19,6 +19,7 @@
 #include <tapeflow/ops/creation.hpp>
 
 #include "autograd/tape.hpp"
+#include "distribute/reduce_stats.hpp"
 #include "distribute/transport.hpp"
 #include "distribute/wire.hpp"
 
@@ -96,6 +97,7 @@ public:
 
     // Takes variable k's local gradient (exactly once per variable).
     void add(std::size_t k, const Gradient& g) {
+        ++received_;
         const Slot slot = layout_.slots[k];
         const bool dense_in_bucket = g.defined() && !g.is_sparse() && slot.bucket >= 0;
         if (g.defined() && !dense_in_bucket) {
@@ -177,6 +179,7 @@ private:
             const Bucket& b = layout_.buckets[next_];
             pending_[next_] = detail::start_all_reduce(storage_[next_]->data(), b.count, b.wire, ReduceOp::sum);
             ++next_;
+            if (received_ < vars_.size()) ++started_early_;
         }
     }
 
@@ -215,9 +218,19 @@ private:
     std::vector<std::shared_ptr<Storage>> storage_;
     std::vector<std::unique_ptr<detail::Pending>> pending_;
     std::size_t next_ = 0;  // the next bucket to start (NOTE [Bucket order])
+    std::size_t received_ = 0;       // gradients added so far
+    std::size_t started_early_ = 0;  // buckets started before the last gradient arrived
+
+public:
+    detail::ReduceStats stats() const { return {layout_.buckets.size(), started_early_}; }
 };
 
 }  // namespace
+
+detail::ReduceStats& detail::last_reduce_stats() {
+    thread_local ReduceStats stats;
+    return stats;
+}
 
 struct DistributedOptimizer::State {
     std::set<int64_t> broadcast_ids;  // variables already made identical (broadcast from rank 0)
@@ -290,6 +303,7 @@ std::pair<Tensor, std::vector<train::GradAndVar>> DistributedOptimizer::compute(
         options.aggregation_method = aggregation_method;
         stream_gradients(tape, loss, vars, options, [&](std::size_t k, const Gradient& g) { reducer.add(k, g); });
         const std::vector<Gradient> reduced = reducer.finish();
+        detail::last_reduce_stats() = reducer.stats();
         state_->sparse_ids.merge(reducer.sparse_ids());
         std::vector<train::GradAndVar> pairs;
         for (std::size_t k = 0; k < vars.size(); ++k) pairs.push_back({reduced[k], vars[k]});

@@ -3,10 +3,12 @@
 // with its optimizer in arrival order and answers pulls; workers send pushes without waiting and
 // block only on pulls. Everything waits under NOTE [Deadlines] (transport.hpp): a dead worker makes
 // its ps raise, a dead ps makes its workers raise, both with UnavailableError.
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <map>
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -19,8 +21,17 @@
 namespace tapeflow::distribute {
 namespace {
 
-constexpr int kTagRequest = 7101;  // worker -> ps
-constexpr int kTagReply = 7102;    // ps -> worker
+// Message tags: a pair per strategy object, so that messages of a strategy created later (say, a
+// worker's first pull) never reach a ps still serving an earlier one. Every process creates its
+// strategies in the same order, so the k-th strategy uses the same pair everywhere.
+constexpr int kTagBase = 7100;
+constexpr int kTagGenerations = 8000;  // MPI guarantees tags up to 32767
+
+std::pair<int, int> next_tags() {
+    static std::atomic<int> generation{0};
+    const int g = generation++ % kTagGenerations;
+    return {kTagBase + 2 * g, kTagBase + 2 * g + 1};  // worker -> ps, ps -> worker
+}
 
 enum class Kind : uint8_t { push = 1, pull = 2, done = 3 };
 
@@ -104,6 +115,8 @@ struct ParameterServerStrategy::State {
     std::map<std::string, train::Optimizer*> optimizers;  // registered, by name
     std::vector<std::unique_ptr<detail::Pending>> sends;  // in flight
     bool finished = false;
+    int tag_request = 0;
+    int tag_reply = 0;
 
     int ps_of(int64_t index) const { return static_cast<int>(index % num_ps); }
     int rank_of_worker(int w) const { return num_ps + w; }
@@ -192,7 +205,7 @@ struct ParameterServerStrategy::State {
         std::optional<detail::Message> reply;
         detail::wait_until(
             [&] {
-                reply = detail::try_receive(ps_task, kTagReply);
+                reply = detail::try_receive(ps_task, tag_reply);
                 return reply.has_value();
             },
             fmt::format("worker {}: a pull from ps task {}", task, ps_task));
@@ -213,6 +226,7 @@ ParameterServerStrategy::ParameterServerStrategy(ClusterSpec cluster, std::strin
         return it == cluster.jobs.end() ? 0 : static_cast<int>(it->second.size());
     };
     State& s = *state_;
+    std::tie(s.tag_request, s.tag_reply) = next_tags();
     s.num_ps = count("ps");
     s.num_workers = count("worker");
     if (s.num_ps < 1 || s.num_workers < 1) {
@@ -305,7 +319,7 @@ void ParameterServerStrategy::run_server() {
     int remaining = s.num_workers;
     int idle = 0;
     while (remaining > 0) {
-        std::optional<detail::Message> m = detail::try_receive(-1, kTagRequest);
+        std::optional<detail::Message> m = detail::try_receive(-1, s.tag_request);
         if (!m) {
             // Idle: back off from spinning to short sleeps, leaving the cores to the workers.
             if (++idle > 64) std::this_thread::sleep_for(std::chrono::microseconds(idle > 1000 ? 1000 : 50));
@@ -339,7 +353,7 @@ void ParameterServerStrategy::run_server() {
                 }
                 break;
             case Kind::pull:
-                s.send(m->source, kTagReply, s.answer_pull(in, failed[static_cast<std::size_t>(w)]));
+                s.send(m->source, s.tag_reply, s.answer_pull(in, failed[static_cast<std::size_t>(w)]));
                 failed[static_cast<std::size_t>(w)].reset();
                 break;
             case Kind::done:
@@ -381,7 +395,7 @@ void ParameterServerStrategy::apply_gradients(train::Optimizer& optimizer,
                 out.put_tensor(p->gradient.dense());
             }
         }
-        s.send(ps, kTagRequest, out.take());
+        s.send(ps, s.tag_request, out.take());
     }
     if (!any && !grads_and_vars.empty()) {
         std::string names;
@@ -405,7 +419,7 @@ void ParameterServerStrategy::pull(const std::vector<Variable>& variables) {
         out.put<uint8_t>(static_cast<uint8_t>(Kind::pull));
         out.put<uint32_t>(static_cast<uint32_t>(ks.size()));
         for (int64_t k : ks) out.put<int64_t>(k);
-        s.send(ps, kTagRequest, out.take());
+        s.send(ps, s.tag_request, out.take());
     }
     for (int ps = 0; ps < s.num_ps; ++ps) {
         const auto& ks = wanted[static_cast<std::size_t>(ps)];
@@ -438,7 +452,7 @@ void ParameterServerStrategy::finish() {
     for (int ps = 0; ps < s.num_ps; ++ps) {
         Writer out;
         out.put<uint8_t>(static_cast<uint8_t>(Kind::done));
-        s.send(ps, kTagRequest, out.take());
+        s.send(ps, s.tag_request, out.take());
     }
     s.wait_sends(fmt::format("worker {}: the last pushes", s.task));
 }

@@ -12,6 +12,8 @@
 
 #include <tapeflow/tapeflow.hpp>
 
+#include "distribute/reduce_stats.hpp"
+
 namespace tf = tapeflow;
 namespace td = tapeflow::distribute;
 namespace ko = tapeflow::keras::optimizers;
@@ -19,7 +21,7 @@ using Catch::Contains;
 
 namespace {
 
-constexpr int64_t kBatch = 8;  // divisible by 1, 2 and 4 processes
+constexpr int64_t kBatch = 12;  // divisible by 1, 2, 3 and 4 processes
 constexpr int kSteps = 3;
 
 using Factory = std::function<std::shared_ptr<tf::train::Optimizer>()>;
@@ -49,10 +51,10 @@ std::vector<std::pair<std::string, Factory>> optimizer_families() {
     };
 }
 
-// The global batch: x [8, 3], ids [8] into a 5-row embedding, y [8, 2].
+// The global batch: x [12, 3], ids [12] into a 5-row embedding, y [12, 2].
 struct Batch {
     tf::Tensor x = tf::reshape(tf::range(0, kBatch * 3, 1, tf::DType::float32) * 0.1f - 1.f, {kBatch, 3});
-    tf::Tensor ids = tf::constant({0, 3, 3, 1, 4, 0, 2, 3});
+    tf::Tensor ids = tf::constant({0, 3, 3, 1, 4, 0, 2, 3, 3, 1, 0, 4});
     tf::Tensor y = tf::reshape(tf::cos(tf::range(0, kBatch * 2, 1, tf::DType::float32)), {kBatch, 2});
 
     Batch shard(int64_t index, int64_t count) const {
@@ -93,6 +95,10 @@ void check_close(const tf::Variable& got, const tf::Variable& want, const std::s
 
 TEST_CASE("DistributedOptimizer: N processes on shards == 1 process on the global batch, every optimizer",
           "[distribute][sync]") {
+    if (kBatch % td::size() != 0) {
+        WARN("the global batch of " << kBatch << " does not split evenly over " << td::size() << " processes");
+        return;
+    }
     const Batch global;
     const Batch mine = global.shard(td::rank(), td::size());
     for (const auto& [name, make] : optimizer_families()) {
@@ -137,6 +143,28 @@ TEST_CASE("DistributedOptimizer: sum instead of mean, float64, and reduce_gradie
     CHECK_THROWS_WITH(td::DistributedOptimizer(std::make_shared<tf::train::GradientDescentOptimizer>(0.1),
                                                {.bucket_bytes = 0}),
                       Contains("bucket_bytes must be positive"));
+}
+
+TEST_CASE("DistributedOptimizer: buckets start reducing while the backward walk goes on", "[distribute][sync]") {
+    // Three layers; every variable is its own bucket (16 bytes). The walk finishes the last
+    // layer's gradients first, so the buckets of the two later layers start before the walk ends.
+    // (Not the first layer's: buckets start in order, and which of its w and b the walk finishes
+    // last depends on the order C++ evaluated `matmul(h, w) + b`'s operands.)
+    std::vector<tf::Variable> vars;
+    for (int layer = 0; layer < 3; ++layer) {
+        vars.emplace_back(tf::fill({4, 4}, 0.1 * (layer + 1)), tf::VariableOptions{.name = "mlp_w"});
+        vars.emplace_back(tf::fill({4}, 0.01), tf::VariableOptions{.name = "mlp_b"});
+    }
+    const tf::Tensor x = tf::fill({2, 4}, 1.0 + td::rank());
+    td::DistributedOptimizer opt(std::make_shared<tf::train::GradientDescentOptimizer>(0.1), {.bucket_bytes = 16});
+    opt.minimize([&] {
+        tf::Tensor h = x;
+        for (std::size_t k = 0; k < vars.size(); k += 2) h = tf::tanh(tf::matmul(h, vars[k]) + vars[k + 1]);
+        return tf::reduce_mean(h);
+    });
+    const auto stats = td::detail::last_reduce_stats();
+    CHECK(stats.buckets == vars.size());
+    CHECK(stats.started_before_last_gradient >= stats.buckets - 2);
 }
 
 // The tutorial network: 2 -> 3 relu -> 1, learning whether x1 + x2 < 1.
@@ -190,5 +218,39 @@ TEST_CASE("ParameterServerStrategy: asynchronous training converges on the tutor
     CHECK(accuracy >= 0.9f);
     CHECK(opt.iterations() == 0);  // the ps applied the updates, not the worker
     CHECK_THROWS_AS(strategy.run_server(), tf::errors::FailedPreconditionError);
+    strategy.finish();
+}
+
+TEST_CASE("ParameterServerStrategy: several ps tasks, IndexedSlices pushes, every push applied once",
+          "[distribute][ps]") {
+    if (td::size() < 2) return;
+    const int num_ps = td::size() >= 4 ? 2 : 1;
+    auto strategy = td::ParameterServerStrategy::from_mpi(num_ps);
+    auto e = strategy.create_variable(tf::zeros({5, 2}), {.name = "ps_e"});  // variable 0: ps task 0
+    auto d = strategy.create_variable(tf::zeros({3}), {.name = "ps_d"});     // variable 1: ps task 1 % num_ps
+    tf::train::GradientDescentOptimizer opt(1.0);
+    strategy.register_optimizer(opt);
+    constexpr int kPushes = 5;
+    if (strategy.is_ps()) {
+        strategy.run_server();
+        // Every worker's pushes were applied: rows 0 and 2 of e were gathered once and twice per push.
+        const float w = static_cast<float>(strategy.num_workers() * kPushes);
+        if (strategy.task_index() == 0) {
+            CHECK(e.value().to_vector<float>() == std::vector<float>{-w, -w, 0, 0, -2 * w, -2 * w, 0, 0, 0, 0});
+        }
+        if (strategy.task_index() == 1 % num_ps) CHECK(d.value().to_vector<float>() == std::vector<float>(3, -w));
+        return;
+    }
+    for (int step = 0; step < kPushes; ++step) {
+        auto grads = opt.compute_gradients(
+            [&] { return tf::reduce_sum(tf::gather(e, tf::constant({0, 2, 2}))) + tf::reduce_sum(d.value()); },
+            {e, d});
+        REQUIRE(grads[0].gradient.is_sparse());
+        strategy.apply_gradients(opt, grads);
+    }
+    strategy.pull({e, d});
+    const std::vector<float> mine = e.value().to_vector<float>();
+    CHECK(mine[0] <= -kPushes);  // at least this worker's own pushes (pushes before a pull are applied)
+    CHECK_THROWS_AS(strategy.pull({tf::Variable(tf::zeros({1}))}), tf::errors::InvalidArgumentError);
     strategy.finish();
 }
