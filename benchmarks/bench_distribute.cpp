@@ -3,6 +3,8 @@
 //        MPI_Allreduce called directly (1 MB..256 MB), and the medium MLP's synchronous step with
 //        DistributedOptimizer on half the global batch per process
 //   build/benchmarks/bench_distribute                  the same MLP step, one process, whole batch
+//                                                      (OMP_NUM_THREADS=1: on one core, the fair
+//                                                      baseline for one core per process)
 // Timings are medians of interleaved repetitions (tapeflow, direct, tapeflow, ...), so a burst of
 // load from other processes hits both sides alike. Results: docs/performance.md.
 #include <mpi.h>
@@ -12,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -65,7 +68,7 @@ struct Dense {
 
 // The medium MLP of bench_train.cpp: 784 -> 512 -> 512 -> 10, softmax cross-entropy, Adam; global
 // batch 128 split evenly over the processes.
-void bench_mlp() {
+void bench_mlp(bool reduce) {
     constexpr int64_t kGlobalBatch = 128;
     const int64_t batch = kGlobalBatch / td::size();
     tf::random::set_seed(1);
@@ -74,7 +77,7 @@ void bench_mlp() {
     const tf::Tensor labels = tf::cast(tf::random::uniform({batch}, 0, 10), tf::int32);
     auto inner = std::make_shared<tf::train::AdamOptimizer>(0.001);
     std::shared_ptr<tf::train::Optimizer> opt = inner;
-    if (td::size() > 1) opt = std::make_shared<td::DistributedOptimizer>(inner);
+    if (reduce && td::size() > 1) opt = std::make_shared<td::DistributedOptimizer>(inner);
     auto step = [&] {
         opt->minimize([&] {
             const tf::Tensor logits = l3(tf::nn::relu(l2(tf::nn::relu(l1(x)))));
@@ -90,8 +93,9 @@ void bench_mlp() {
         times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count() / 10);
     }
     if (td::rank() == 0) {
-        std::printf("mlp step, global batch %lld on %d process(es) x %d thread(s): %.2f ms per step\n",
-                    static_cast<long long>(kGlobalBatch), td::size(), omp_get_max_threads(), median(times) * 1e3);
+        std::printf("mlp step, global batch %lld on %d process(es) x %d thread(s)%s: %.2f ms per step\n",
+                    static_cast<long long>(kGlobalBatch), td::size(), omp_get_max_threads(),
+                    reduce ? "" : ", gradients NOT reduced (compute only)", median(times) * 1e3);
     }
 }
 
@@ -99,11 +103,14 @@ void bench_mlp() {
 
 int main(int argc, char** argv) {
     td::init(&argc, &argv);
-    // The processes of one machine share its cores.
-    const int cores = static_cast<int>(std::thread::hardware_concurrency());
-    omp_set_num_threads(std::max(1, cores / td::size()));
+    // The processes of one machine share its cores (unless OMP_NUM_THREADS says otherwise).
+    if (std::getenv("OMP_NUM_THREADS") == nullptr) {
+        const int cores = static_cast<int>(std::thread::hardware_concurrency());
+        omp_set_num_threads(std::max(1, cores / td::size()));
+    }
     if (td::size() > 1) bench_all_reduce();
-    bench_mlp();
+    bench_mlp(true);
+    if (td::size() > 1) bench_mlp(false);
     td::finalize();
     return 0;
 }

@@ -11,6 +11,7 @@
 
 #include "cuda_backend.hpp"
 #include "cuda_check.hpp"
+#include "cublas_loader.hpp"
 #include "cuda_context.hpp"
 #include "size_class.hpp"
 
@@ -177,12 +178,13 @@ public:
         std::call_once(cublas_once_[static_cast<std::size_t>(d)], [&] {
             cudaStream_t s = stream(d);
             cublasHandle_t h = nullptr;
-            const cublasStatus_t status = cublasCreate(&h);
+            const cuda_detail::CublasApi& api = cuda_detail::cublas_api();
+            const cublasStatus_t status = api.create(&h);
             if (status != CUBLAS_STATUS_SUCCESS) {
                 throw errors::InternalError(fmt::format("cublasCreate failed on GPU:{}: {}", d,
-                                                        cublasGetStatusString(status)));
+                                                        api.status_string(status)));
             }
-            cublasSetStream(h, s);
+            api.set_stream(h, s);
             cublas_[static_cast<std::size_t>(d)] = h;
         });
         return cublas_[static_cast<std::size_t>(d)];

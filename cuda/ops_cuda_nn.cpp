@@ -6,6 +6,7 @@
 
 #include "kernels/cpu/elementwise_loops.hpp"
 #include "ops/nn_common.hpp"
+#include "cublas_loader.hpp"
 #include "ops_cuda.hpp"
 
 namespace tapeflow::cuda_ops {
@@ -102,7 +103,7 @@ void gemm(const KernelContext& ctx, DType dtype, bool ta, bool tb, int64_t m, in
     const void* beta = f64 ? (accumulate ? static_cast<const void*>(&one_d) : &zero_d)
                            : (accumulate ? &one_f : &zero_f);
     const cudaDataType_t type = f64 ? CUDA_R_64F : CUDA_R_32F;
-    TAPEFLOW_CUBLAS_CHECK(cublasGemmEx(
+    TAPEFLOW_CUBLAS_CHECK(cuda_detail::cublas_api().gemm_ex(
         cuda_detail::cublas_for(ctx.device), tb ? CUBLAS_OP_T : CUBLAS_OP_N,
         ta ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
         static_cast<int>(k), alpha, b, type, static_cast<int>(ldb), a, type, static_cast<int>(lda),

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "cublas_loader.hpp"
 #include "ops_cuda.hpp"
 
 namespace tapeflow::cuda_ops {
@@ -12,7 +13,7 @@ namespace tapeflow::cuda_ops {
 void cublas_check(cublasStatus_t status, const char* call, const char* file, int line) {
     if (status == CUBLAS_STATUS_SUCCESS) return;
     const std::string message = fmt::format("cuBLAS call {} failed at {}:{}: {}", call, file, line,
-                                            cublasGetStatusString(status));
+                                            cuda_detail::cublas_api().status_string(status));
     if (status == CUBLAS_STATUS_ALLOC_FAILED) throw errors::ResourceExhaustedError(message);
     throw errors::InternalError(message);
 }
@@ -198,7 +199,7 @@ void matmul_kernel(const KernelContext& ctx) {
     const int64_t sa = uniform_step(a_index), sb = uniform_step(b_index);
     const auto batch = static_cast<int>(a_index.size());
     if (sa >= 0 && sb >= 0) {
-        TAPEFLOW_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+        TAPEFLOW_CUBLAS_CHECK(cuda_detail::cublas_api().gemm_strided_batched_ex(
             handle, op_b, op_a, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), alpha,
             b.raw_data(), type, ldb, sb * k * n, a.raw_data(), type, lda, sa * m * k, beta,
             c.mutable_raw_data(), type, static_cast<int>(n), m * n, batch, compute,
@@ -209,7 +210,7 @@ void matmul_kernel(const KernelContext& ctx) {
     const auto* pb = static_cast<const char*>(b.raw_data());
     auto* pc = static_cast<char*>(c.mutable_raw_data());
     for (int i = 0; i < batch; ++i) {
-        TAPEFLOW_CUBLAS_CHECK(cublasGemmEx(
+        TAPEFLOW_CUBLAS_CHECK(cuda_detail::cublas_api().gemm_ex(
             handle, op_b, op_a, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), alpha,
             pb + b_index[static_cast<std::size_t>(i)] * k * n * esize, type, ldb,
             pa + a_index[static_cast<std::size_t>(i)] * m * k * esize, type, lda, beta,

@@ -34,6 +34,11 @@ int rank();
 int size();
 /// This process's index among the processes on its machine.
 int local_rank();
+/// The process that writes checkpoints: rank 0, or worker task 0 once a ParameterServerStrategy
+/// exists. tf::train::Saver saves only there and restores there, then broadcasts the values.
+int chief_rank();
+/// rank() == chief_rank().
+bool is_chief();
 /// True when MPI is built in (meson option `mpi`); without it every process is a size-1 group.
 bool mpi_built();
 

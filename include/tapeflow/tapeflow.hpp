@@ -32,6 +32,9 @@
 #include <tapeflow/train/optimizers.hpp>
 #include <tapeflow/train/moving_average.hpp>
 #include <tapeflow/train/training_util.hpp>
+#include <tapeflow/train/saver.hpp>
+#include <tapeflow/train/monitored_session.hpp>
+#include <tapeflow/train/hooks.hpp>
 #include <tapeflow/keras/optimizers.hpp>
 #include <tapeflow/distribute.hpp>
 #include <tapeflow/version.hpp>

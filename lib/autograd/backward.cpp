@@ -222,8 +222,8 @@ std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor>
         }
         std::vector<Tensor> out_grads(num_outputs);
         for (std::size_t k = 0; k < num_outputs; ++k) out_grads[k] = final_grads[k].dense();
-        // Copy what the formula needs: recording on this same (persistent) tape may reallocate.
-        const TapeEntry entry = tape.entries[e];
+        // In place: recording on this same (persistent) tape appends without moving entries.
+        const TapeEntry& entry = tape.entries[e];
         for (std::size_t k = 0; k < num_outputs; ++k) {
             if (!out_grads[k].defined()) {
                 const TensorMeta& m = entry.out_meta[k];

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <span>
@@ -49,7 +50,9 @@ struct TapeState {
     bool closed = false;    // its GradientTape was destroyed
     std::unordered_set<int64_t> watched;  // tensor ids and variable ids
     std::vector<Variable> watched_variables;
-    std::vector<TapeEntry> entries;
+    // A deque: recording (a persistent tape may record the gradient computation on itself)
+    // never moves existing entries, so the backward walk reads them in place.
+    std::deque<TapeEntry> entries;
 };
 
 /// The recording tapes of this thread, innermost last.

@@ -15,6 +15,7 @@
 #include <tapeflow/random.hpp>
 
 #include "autograd/tape.hpp"
+#include "autograd/variable_observers.hpp"
 #include "autograd/variable_update.hpp"
 #include "core/backend.hpp"
 #include "core/dtype_dispatch.hpp"
@@ -98,6 +99,50 @@ double glorot_limit(const Shape& shape) {
 
 }  // namespace
 
+// ---- creation observers (autograd/variable_observers.hpp) ----
+
+namespace detail {
+namespace {
+
+struct Observers {
+    std::mutex mutex;
+    int64_t next_id = 1;
+    std::vector<std::pair<int64_t, VariableCreatedFn>> list;
+};
+
+Observers& observers() {
+    static Observers o;
+    return o;
+}
+
+}  // namespace
+
+int64_t add_variable_observer(VariableCreatedFn fn) {
+    Observers& o = observers();
+    const std::lock_guard lock(o.mutex);
+    o.list.emplace_back(o.next_id, std::move(fn));
+    return o.next_id++;
+}
+
+void remove_variable_observer(int64_t id) {
+    Observers& o = observers();
+    const std::lock_guard lock(o.mutex);
+    std::erase_if(o.list, [id](const auto& entry) { return entry.first == id; });
+}
+
+void notify_variable_observers(Variable& created) {
+    std::vector<VariableCreatedFn> fns;
+    {
+        Observers& o = observers();
+        const std::lock_guard lock(o.mutex);
+        if (o.list.empty()) return;
+        for (const auto& entry : o.list) fns.push_back(entry.second);
+    }
+    for (const auto& fn : fns) fn(created);
+}
+
+}  // namespace detail
+
 // ---- Variable ----
 
 Variable::Variable(const Tensor& initial_value, VariableOptions options) {
@@ -108,14 +153,17 @@ Variable::Variable(const Tensor& initial_value, VariableOptions options) {
     s->trainable = options.trainable;
     s->id = next_unique_id();
     s->value = identity(initial_value);  // own buffer: the caller's tensor stays immutable
-    Registry& r = registry();
-    const std::lock_guard lock(r.mutex);
-    const std::string base = tls_scope + (options.name.empty() ? "Variable" : options.name);
-    std::string name = base;
-    for (int k = 1; name_taken(r, name); ++k) name = fmt::format("{}_{}", base, k);
-    s->name = std::move(name);
-    r.live.push_back(s);
+    {
+        Registry& r = registry();
+        const std::lock_guard lock(r.mutex);
+        const std::string base = tls_scope + (options.name.empty() ? "Variable" : options.name);
+        std::string name = base;
+        for (int k = 1; name_taken(r, name); ++k) name = fmt::format("{}_{}", base, k);
+        s->name = std::move(name);
+        r.live.push_back(s);
+    }
     state_ = std::move(s);
+    detail::notify_variable_observers(*this);  // deferred checkpoint restore
 }
 
 VariableState& Variable::checked() const {

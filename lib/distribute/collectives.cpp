@@ -2,6 +2,7 @@
 // (transport.hpp), plus the tensor <-> host-buffer helpers of wire.hpp. Every collective checks
 // that the processes agree on what they pass before moving data, so a mismatch is an
 // InvalidArgumentError naming each process's shape instead of garbage or a hang.
+#include <atomic>
 #include <cstring>
 #include <functional>
 
@@ -109,6 +110,47 @@ std::string describe(const Shape& shape, DType dtype) {
     return fmt::format("{} {}", shape.debug_string(), dtype_name(dtype));
 }
 
+void throw_error(errors::Code code, const std::string& message) {
+    switch (code) {
+        case errors::Code::invalid_argument: throw errors::InvalidArgumentError(message);
+        case errors::Code::failed_precondition: throw errors::FailedPreconditionError(message);
+        case errors::Code::not_found: throw errors::NotFoundError(message);
+        case errors::Code::unimplemented: throw errors::UnimplementedError(message);
+        case errors::Code::data_loss: throw errors::DataLossError(message);
+        case errors::Code::unavailable: throw errors::UnavailableError(message);
+        case errors::Code::resource_exhausted: throw errors::ResourceExhaustedError(message);
+        case errors::Code::internal: throw errors::InternalError(message);
+        default: throw errors::UnknownError(message);
+    }
+}
+
+namespace {
+std::atomic<int> chief{0};
+}  // namespace
+
+void set_chief_rank(int rank) { chief = rank; }
+
+std::string run_on_chief(const std::function<std::string()>& fn) {
+    if (transport_size() == 1) return fn();
+    // The chief's outcome as one message: a status byte, then the result or (code, message).
+    std::string outcome;
+    if (transport_rank() == chief) {
+        try {
+            outcome = std::string(1, '\0') + fn();
+        } catch (const errors::OpError& e) {
+            const auto code = static_cast<char>(e.code());
+            outcome = std::string(1, '\1') + code + e.message();
+            broadcast_string(outcome, chief);
+            throw;
+        }
+    }
+    outcome = broadcast_string(outcome, chief);
+    if (outcome.empty()) throw errors::InternalError("run_on_chief: an empty outcome; this is a tapeflow bug");
+    if (outcome[0] == 0) return outcome.substr(1);
+    throw_error(static_cast<errors::Code>(outcome[1]), fmt::format("{} (raised on the chief, rank {})",
+                                                                   outcome.substr(2), chief.load()));
+}
+
 std::string encode_spec(const Shape& shape, DType dtype) {
     std::vector<int64_t> words{static_cast<int64_t>(dtype), shape.rank()};
     words.insert(words.end(), shape.dims().begin(), shape.dims().end());
@@ -141,7 +183,7 @@ void check_same_spec(const std::string& spec, std::string_view what) {
     int64_t words[2] = {h, -h};
     {
         auto p = detail::start_all_reduce(words, 2, DType::int64, ReduceOp::max);
-        detail::wait(*p, fmt::format("{}: the shape check", what));
+        detail::wait(*p, what);
     }
     if (words[0] == h && words[1] == -h) return;
     const std::vector<std::string> specs = detail::all_gather_strings(spec);
@@ -188,6 +230,13 @@ int local_rank() {
 
 bool mpi_built() { return detail::transport_is_mpi(); }
 
+int chief_rank() {
+    ensure_init();
+    return detail::chief.load();
+}
+
+bool is_chief() { return rank() == chief_rank(); }
+
 Tensor all_reduce(const Tensor& t, ReduceOp op) {
     check_defined(t, "all_reduce");
     ensure_init();
@@ -195,9 +244,10 @@ Tensor all_reduce(const Tensor& t, ReduceOp op) {
     if (detail::transport_size() == 1) return t;
     // The device kind takes part in the check: the GPU path (NCCL) is a collective of its own.
     const int64_t on_gpu = t.device().is_cpu() ? 0 : 1;
+    const std::string what = fmt::format("all_reduce of {}", detail::describe(t.shape(), t.dtype()));
     check_same_spec(detail::encode_spec(t.shape(), t.dtype()) +
                         std::string(reinterpret_cast<const char*>(&on_gpu), sizeof(on_gpu)),
-                    "all_reduce");
+                    what);
     if (on_gpu != 0) {
         if (auto out = detail::device_all_reduce(t, op)) return *out;
     }
@@ -205,7 +255,7 @@ Tensor all_reduce(const Tensor& t, ReduceOp op) {
     Tensor out = Tensor::empty(t.shape(), wire);
     {
         auto p = detail::start_all_reduce(out.mutable_raw_data(), out.num_elements(), wire, op, host.raw_data());
-        detail::wait(*p, fmt::format("all_reduce of {}", detail::describe(t.shape(), t.dtype())));
+        detail::wait(*p, what);
     }
     if (op == ReduceOp::mean) {
         detail::scale_in_place(out.mutable_raw_data(), out.num_elements(), wire,

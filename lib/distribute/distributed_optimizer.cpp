@@ -253,7 +253,7 @@ struct DistributedOptimizer::State {
             if (broadcast_ids.count(v.id()) == 0) fresh.push_back(v);
         }
         if (fresh.empty()) return false;
-        broadcast_variables(fresh, 0);
+        broadcast_variables(fresh, chief_rank());
         for (const Variable& v : fresh) broadcast_ids.insert(v.id());
         return true;
     }
@@ -330,14 +330,24 @@ std::vector<train::GradAndVar> DistributedOptimizer::reduce_gradients(
 
 void DistributedOptimizer::apply_gradients(const std::vector<train::GradAndVar>& grads_and_vars,
                                            std::optional<Variable> global_step) {
+    const std::size_t before = inner_->variables().size();
     inner_->apply_gradients(grads_and_vars, std::move(global_step));
+    // An update that created optimizer state (slots at a variable's first update) may have run on
+    // different state: after the chief restored a checkpoint, it fills its slots from the file at
+    // their creation and the others start from zeros. The chief's result wins: its new state and
+    // the variables just updated are broadcast (the first step only, in the usual case).
+    std::vector<Variable> sync = inner_->variables();
+    if (sync.size() == before) return;
+    for (const train::GradAndVar& p : grads_and_vars) sync.push_back(p.variable);
+    broadcast_variables(sync, chief_rank());
+    for (const Variable& v : sync) state_->broadcast_ids.insert(v.id());
 }
 
 Tensor DistributedOptimizer::minimize(const std::function<Tensor()>& loss_fn, std::vector<Variable> var_list,
                                       std::optional<Variable> global_step, train::GateGradients /*gate*/,
                                       AggregationMethod aggregation_method) {
     auto [loss, pairs] = compute(loss_fn, std::move(var_list), aggregation_method);
-    inner_->apply_gradients(pairs, std::move(global_step));
+    apply_gradients(pairs, std::move(global_step));
     return loss;
 }
 

@@ -90,16 +90,6 @@ private:
     std::size_t position_ = 0;
 };
 
-[[noreturn]] void rethrow(errors::Code code, const std::string& message) {
-    switch (code) {
-        case errors::Code::invalid_argument: throw errors::InvalidArgumentError(message);
-        case errors::Code::failed_precondition: throw errors::FailedPreconditionError(message);
-        case errors::Code::not_found: throw errors::NotFoundError(message);
-        case errors::Code::unimplemented: throw errors::UnimplementedError(message);
-        default: throw errors::UnknownError(message);
-    }
-}
-
 using Clock = std::chrono::steady_clock;
 
 }  // namespace
@@ -252,6 +242,7 @@ ParameterServerStrategy::ParameterServerStrategy(ClusterSpec cluster, std::strin
             "launch with mpirun -np {}",
             s.num_ps, s.num_workers, size(), s.num_ps + s.num_workers));
     }
+    detail::set_chief_rank(s.num_ps);  // worker task 0 writes the checkpoints
     const int expected = s.ps ? task_index : s.num_ps + task_index;
     if (expected != rank()) {
         throw errors::InvalidArgumentError(fmt::format(
@@ -428,7 +419,7 @@ void ParameterServerStrategy::pull(const std::vector<Variable>& variables) {
         Reader in(reply);
         if (in.get<uint8_t>() != 0) {
             const auto code = static_cast<errors::Code>(in.get<int32_t>());
-            rethrow(code, std::string(in.get_string()));
+            detail::throw_error(code, std::string(in.get_string()));
         }
         const auto count = in.get<uint32_t>();
         for (uint32_t i = 0; i < count; ++i) {

@@ -3,10 +3,12 @@
 // distributed_optimizer.cpp and parameter_server.cpp.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <tapeflow/core/error.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/distribute.hpp>
 
@@ -28,6 +30,14 @@ std::vector<std::string> all_gather_strings(const std::string& mine);
 std::string broadcast_string(const std::string& mine, int root);
 /// "[2,3] float32"
 std::string describe(const Shape& shape, DType dtype);
+/// Raises the tapeflow error type of `code` (errors that crossed processes as a code and a message).
+[[noreturn]] void throw_error(errors::Code code, const std::string& message);
+
+/// Makes worker task 0 the chief (ParameterServerStrategy).
+void set_chief_rank(int rank);
+/// Runs `fn` on the chief only and returns its result on every process; an error it raises is
+/// raised on every process, with the same type and message.
+std::string run_on_chief(const std::function<std::string()>& fn);
 
 /// A shape and dtype as bytes, and back (for headers exchanged before the data).
 std::string encode_spec(const Shape& shape, DType dtype);

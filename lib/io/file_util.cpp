@@ -35,20 +35,26 @@ void make_dirs(const std::string& dir) {
 }
 
 void write_file_atomically(const std::string& path, std::string_view bytes) {
+    write_file_atomically(path, std::span<const std::string_view>(&bytes, 1));
+}
+
+void write_file_atomically(const std::string& path, std::span<const std::string_view> pieces) {
     const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) fail("cannot create", tmp, errno);
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            const int err = errno;
-            ::close(fd);
-            ::unlink(tmp.c_str());
-            fail("cannot write", tmp, err);
+    for (const std::string_view bytes : pieces) {
+        std::size_t done = 0;
+        while (done < bytes.size()) {
+            const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) {
+                const int err = errno;
+                ::close(fd);
+                ::unlink(tmp.c_str());
+                fail("cannot write", tmp, err);
+            }
+            done += static_cast<std::size_t>(n);
         }
-        done += static_cast<std::size_t>(n);
     }
     const bool synced = ::fsync(fd) == 0;
     const int sync_errno = errno;

@@ -2,6 +2,7 @@
 // writes (temp file + fsync + rename), reused by graph export and checkpoints.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -14,5 +15,8 @@ void make_dirs(const std::string& dir);
 /// the bytes go to a temporary file in the same directory, which is fsynced, renamed over `path`,
 /// and the directory is fsynced.
 void write_file_atomically(const std::string& path, std::string_view bytes);
+/// The same for a file made of several pieces, written in order straight from their memory (no
+/// concatenated copy: checkpoints write tensors' bytes this way).
+void write_file_atomically(const std::string& path, std::span<const std::string_view> pieces);
 
 }  // namespace tapeflow::io

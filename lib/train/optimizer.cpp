@@ -121,6 +121,11 @@ void Optimizer::begin_apply(const std::optional<Variable>& global_step) {
                     : std::string("an empty handle")));
         }
     }
+    if (keras_style()) {
+        // Keras keeps the counter in a variable: a restored checkpoint (or a deferred restore at
+        // its creation here) sets it.
+        iterations_ = non_slot("iteration", 0.0, DType::int64).value().item<int64_t>();
+    }
     lr_step_ = global_step ? global_step->value().item<int64_t>() : iterations_;
     current_lr_ = learning_rate_(lr_step_);
     applied_ = true;
@@ -139,6 +144,9 @@ void Optimizer::end_apply(const std::vector<Variable>& updated, const std::optio
     finish();
     after_updates(updated);
     ++iterations_;
+    if (auto it = non_slots_.find("iteration"); it != non_slots_.end()) {
+        Variable(it->second).assign(constant(iterations_));  // a handle copy: same variable
+    }
     if (global_step) Variable(*global_step).assign_add(constant(int64_t{1}));  // a handle copy: same variable
 }
 
@@ -302,7 +310,12 @@ std::vector<std::string> Optimizer::get_slot_names() const {
     return {unique.begin(), unique.end()};
 }
 
-double Optimizer::current_learning_rate() const { return applied_ ? current_lr_ : learning_rate_(iterations_); }
+int64_t Optimizer::iterations() const {
+    if (auto it = non_slots_.find("iteration"); it != non_slots_.end()) return it->second.value().item<int64_t>();
+    return iterations_;
+}
+
+double Optimizer::current_learning_rate() const { return applied_ ? current_lr_ : learning_rate_(iterations()); }
 
 std::vector<Variable> Optimizer::variables() const {
     std::vector<Variable> out;

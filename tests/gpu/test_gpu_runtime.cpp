@@ -5,6 +5,10 @@
 
 #include <tapeflow/tapeflow.hpp>
 
+#include <fstream>
+#include <string>
+
+#include "cublas_loader.hpp"
 #include "cuda_backend.hpp"
 
 namespace tf = tapeflow;
@@ -76,4 +80,26 @@ TEST_CASE("16-bit floats are stored on the GPU and multiply in float32", "[gpu][
         CHECK(c.dtype() == dtype);
         CHECK(c.cpu().cast(tf::float32).to_vector<float>() == std::vector<float>{7, 10, 15, 22});
     }
+}
+
+// Runs without a GPU too (meson test cuda-loader): libcublas is not mapped until the first GPU
+// matmul, and then every entry point resolves.
+TEST_CASE("cuBLAS is loaded on first use, not with libtapeflow", "[cublas-loader]") {
+    const auto cublas_mapped = [] {
+        std::ifstream maps("/proc/self/maps");
+        std::string line;
+        while (std::getline(maps, line)) {
+            if (line.find("libcublas") != std::string::npos) return true;
+        }
+        return false;
+    };
+    if (!tf::cuda::is_available()) CHECK_FALSE(cublas_mapped());  // (a GPU run may have used it)
+    const auto& api = tf::cuda_detail::cublas_api();
+    CHECK(api.create != nullptr);
+    CHECK(api.set_stream != nullptr);
+    CHECK(api.gemm_ex != nullptr);
+    CHECK(api.gemm_strided_batched_ex != nullptr);
+    REQUIRE(api.status_string != nullptr);
+    CHECK(std::string(api.status_string(CUBLAS_STATUS_SUCCESS)) == "success");
+    CHECK(cublas_mapped());
 }

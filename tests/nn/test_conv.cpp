@@ -4,6 +4,8 @@
 // SAME rules and the errors.
 #include <catch2/catch.hpp>
 
+#include <omp.h>
+
 #include <tapeflow/tapeflow.hpp>
 
 #include "nn/nn_testing.hpp"
@@ -20,16 +22,14 @@ using nn_testing::check_throws_with;
 using nn_testing::gradient_fn;
 using nn_testing::values;
 
-// Direct NHWC/HWIO convolution in double.
-std::vector<double> reference_conv(const tf::Tensor& x, const tf::Tensor& f, int64_t s, int64_t d,
-                                   int64_t pt, int64_t pl, int64_t oh, int64_t ow) {
-    const auto xv = values(x);
-    const auto fv = values(f);
-    const auto& xs = x.shape().dims();
-    const auto& fs = f.shape().dims();
-    const int64_t n = xs[0], h = xs[1], w = xs[2], c = xs[3];
-    const int64_t kh = fs[0], kw = fs[1], o = fs[3];
-    std::vector<double> y(static_cast<std::size_t>(n * oh * ow * o), 0.0);
+// Calls term(y_index, x_index, f_index) for every product x * f that a direct NHWC/HWIO
+// convolution adds into an output element.
+template <class Term>
+void for_each_term(const tf::Shape& x, const tf::Shape& f, int64_t s, int64_t d, int64_t pt,
+                   int64_t pl, int64_t oh, int64_t ow, const Term& term) {
+    const int64_t n = x[0], h = x[1], w = x[2], c = x[3];
+    const int64_t kh = f[0], kw = f[1], o = f[3];
+    const auto at = [](int64_t i) { return static_cast<std::size_t>(i); };
     for (int64_t b = 0; b < n; ++b)
         for (int64_t i = 0; i < oh; ++i)
             for (int64_t j = 0; j < ow; ++j)
@@ -39,11 +39,37 @@ std::vector<double> reference_conv(const tf::Tensor& x, const tf::Tensor& f, int
                         if (ih < 0 || ih >= h || iw < 0 || iw >= w) continue;
                         for (int64_t ci = 0; ci < c; ++ci)
                             for (int64_t co = 0; co < o; ++co)
-                                y[static_cast<std::size_t>(((b * oh + i) * ow + j) * o + co)] +=
-                                    xv[static_cast<std::size_t>(((b * h + ih) * w + iw) * c + ci)] *
-                                    fv[static_cast<std::size_t>(((p * kw + q) * c + ci) * o + co)];
+                                term(at(((b * oh + i) * ow + j) * o + co),
+                                     at(((b * h + ih) * w + iw) * c + ci),
+                                     at(((p * kw + q) * c + ci) * o + co));
                     }
+}
+
+// Direct convolution in double.
+std::vector<double> reference_conv(const tf::Tensor& x, const tf::Tensor& f, int64_t s, int64_t d,
+                                   int64_t pt, int64_t pl, int64_t oh, int64_t ow) {
+    const auto xv = values(x);
+    const auto fv = values(f);
+    std::vector<double> y(static_cast<std::size_t>(x.shape()[0] * oh * ow * f.shape()[3]), 0.0);
+    for_each_term(x.shape(), f.shape(), s, d, pt, pl, oh, ow,
+                  [&](std::size_t yi, std::size_t xi, std::size_t fi) { y[yi] += xv[xi] * fv[fi]; });
     return y;
+}
+
+// The gradients of sum(g * conv(x, f)) by the same direct loops: dx and df.
+std::pair<std::vector<double>, std::vector<double>> reference_conv_grads(
+    const tf::Tensor& x, const tf::Tensor& f, const tf::Tensor& g, int64_t s, int64_t d, int64_t pt,
+    int64_t pl) {
+    const auto xv = values(x);
+    const auto fv = values(f);
+    const auto gv = values(g);
+    std::vector<double> dx(xv.size(), 0.0), df(fv.size(), 0.0);
+    for_each_term(x.shape(), f.shape(), s, d, pt, pl, g.shape()[1], g.shape()[2],
+                  [&](std::size_t yi, std::size_t xi, std::size_t fi) {
+                      dx[xi] += gv[yi] * fv[fi];
+                      df[fi] += gv[yi] * xv[xi];
+                  });
+    return {dx, df};
 }
 
 }  // namespace
@@ -99,6 +125,50 @@ TEST_CASE("conv2d matches a direct convolution on larger float32 inputs", "[nn][
     // float16 computes through float32.
     const auto half = values(tf::nn::conv2d(x.cast(tf::float16), f.cast(tf::float16), 2, "SAME"));
     CHECK(half[0] == Approx(ref[0]).margin(0.05));
+}
+
+TEST_CASE("conv2d and its gradients over many blocks match direct loops on any thread count",
+          "[nn][conv]") {
+    // 3 x 30 x 25 output pixels: several 1024-pixel blocks, image groups and filter partials.
+    // Pads: SAME stride 2 gives 15 x 13 outputs, (14*2+3-30 = 1 row: 0 before), (12*2+3-25 = 2).
+    const tf::Tensor x = random_f64({3, 30, 25, 2}, -1, 1, 6);
+    const tf::Tensor f = random_f64({3, 3, 2, 4}, -1, 1, 7);
+    struct Case { const char* padding; int64_t stride, dilation, pad_top, pad_left; };
+    for (const Case k : {Case{"SAME", 1, 1, 1, 1}, Case{"VALID", 1, 1, 0, 0},
+                         Case{"SAME", 2, 1, 0, 1}, Case{"SAME", 1, 2, 2, 2}}) {
+        SECTION(std::string(k.padding) + " stride " + std::to_string(k.stride) + " dilation " +
+                std::to_string(k.dilation)) {
+            const auto run = [&] {
+                tf::GradientTape tape;
+                tape.watch(x);
+                tape.watch(f);
+                const tf::Tensor y = tf::nn::conv2d(x, f, k.stride, k.padding, "NHWC", k.dilation);
+                const tf::Tensor g = tf::sin(y);  // an upstream gradient with no structure
+                const auto grads = tape.gradient(tf::reduce_sum(y * tf::stop_gradient(g)), {x, f});
+                return std::tuple{values(y), values(grads[0]), values(grads[1]), g};
+            };
+            const auto [y, dx, df, g] = run();
+            const auto& ys = g.shape().dims();
+            const auto ref = reference_conv(x, f, k.stride, k.dilation, k.pad_top, k.pad_left,
+                                            ys[1], ys[2]);
+            const auto [ref_dx, ref_df] =
+                reference_conv_grads(x, f, g, k.stride, k.dilation, k.pad_top, k.pad_left);
+            REQUIRE(y.size() == ref.size());
+            for (std::size_t i = 0; i < y.size(); ++i) CHECK(y[i] == Approx(ref[i]).margin(1e-12));
+            for (std::size_t i = 0; i < dx.size(); ++i)
+                CHECK(dx[i] == Approx(ref_dx[i]).margin(1e-12));
+            for (std::size_t i = 0; i < df.size(); ++i)
+                CHECK(df[i] == Approx(ref_df[i]).margin(1e-10));
+            // One thread gives the same bits: blocks and partial sums follow the shapes only.
+            const int saved = omp_get_max_threads();
+            omp_set_num_threads(1);
+            const auto [y1, dx1, df1, g1] = run();
+            omp_set_num_threads(saved);
+            CHECK(y1 == y);
+            CHECK(dx1 == dx);
+            CHECK(df1 == df);
+        }
+    }
 }
 
 TEST_CASE("conv2d errors", "[nn][conv][errors]") {

@@ -3,6 +3,8 @@
 // threads, 16-bit floats, integers) against a reference loop, and TensorFlow's errors.
 #include <catch2/catch.hpp>
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -149,7 +151,9 @@ TEST_CASE("matmul kernel paths agree with a reference loop", "[linalg]") {
         {{4, 37, 53}, {53, 29}},     // a batch folded into M
         {{16, 8, 8}, {16, 8, 8}},    // small products spread over threads
         {{3, 1, 5, 7}, {4, 7, 6}},   // broadcast batches
-        {{2, 70, 70}, {2, 70, 70}},  // products OpenBLAS threads itself
+        {{2, 70, 70}, {2, 70, 70}},  // large products, one per thread
+        {{70, 90}, {90, 80}},        // sliced over the threads by columns
+        {{130, 60}, {60, 50}},       // by rows, the last slice shorter
         {{0, 4}, {4, 3}},            // empty
         {{2, 0}, {0, 3}},            // k = 0: zeros
     };
@@ -180,6 +184,32 @@ TEST_CASE("matmul kernel paths agree with a reference loop", "[linalg]") {
                 const tf::Tensor h = tf::matmul(ah, bh, ta, tb);
                 CHECK(h.dtype() == tf::float16);
                 check_close(h, reference_matmul(ah, bh, ta, tb), 2e-2, 2e-2);
+            }
+        }
+    }
+}
+
+TEST_CASE("matmul agrees with the reference loop on any thread count", "[linalg]") {
+    // 1 thread: one gemm per product; 2 and 4 threads: large products sliced by rows or columns
+    // (one slice per thread), several products one per thread, or fewer products than threads
+    // each sliced. Slices change OpenBLAS's edge tiles, so only rounding may differ.
+    const std::vector<std::pair<Dims, Dims>> cases = {{{70, 90}, {90, 80}},
+                                                      {{130, 60}, {60, 50}},
+                                                      {{3, 70, 90}, {3, 90, 80}},
+                                                      {{2, 64, 64}, {2, 64, 64}}};
+    const int saved = omp_get_max_threads();
+    for (const auto& [da, db] : cases) {
+        for (const bool ta : {false, true}) {
+            for (const bool tb : {false, true}) {
+                for (const int threads : {1, 2, 4}) {
+                    INFO(describe(da, db, ta, tb) << " on " << threads << " threads");
+                    const tf::Tensor a = random_f64(stored(da, ta), -1, 1, 10);
+                    const tf::Tensor b = random_f64(stored(db, tb), -1, 1, 11);
+                    omp_set_num_threads(threads);
+                    const tf::Tensor y = tf::matmul(a, b, ta, tb);
+                    omp_set_num_threads(saved);
+                    check_close(y, reference_matmul(a, b, ta, tb), 1e-12, 1e-12);
+                }
             }
         }
     }

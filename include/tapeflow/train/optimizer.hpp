@@ -63,8 +63,9 @@ public:
     virtual std::optional<Variable> get_slot(const Variable& var, std::string_view slot_name) const;
     /// The names of the slots created so far, sorted.
     virtual std::vector<std::string> get_slot_names() const;
-    /// apply_gradients calls so far.
-    virtual int64_t iterations() const { return iterations_; }
+    /// apply_gradients calls so far. The Keras family keeps it in an int64 state variable
+    /// "<optimizer name>/iteration" (as Keras 3 does), so checkpoints save and restore it.
+    virtual int64_t iterations() const;
     /// The learning rate of the last apply_gradients (before the first: the value at iterations()).
     virtual double current_learning_rate() const;
     /// Slots and non-slot state (e.g. Adam's beta1_power), sorted by name: what checkpoints save.

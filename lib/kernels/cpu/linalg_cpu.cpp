@@ -1,7 +1,7 @@
 // CPU kernels of MatMul and BatchMatMulV2. float32/float64 call OpenBLAS gemm with the transposes
 // passed as flags (never copied); float16/bfloat16 go through float32; int32/int64 use a plain
-// loop. A batch folds into one gemm when it can (B shared, A not transposed); otherwise it loops,
-// over threads when each product is small enough that OpenBLAS would run it on one thread anyway.
+// loop. A batch folds into one gemm when it can (B shared, A not transposed); otherwise whole
+// products go to the threads. Large products are cut into per-thread slices (blas.hpp).
 #include <cblas.h>
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 
 #include "core/dtype_dispatch.hpp"
 #include "core/parallel.hpp"
+#include "kernels/cpu/blas.hpp"
 #include "ops/apply.hpp"
 #include "ops/op_families.hpp"
 
@@ -102,22 +103,18 @@ Gemm plan_gemm(const KernelContext& ctx) {
     return g;
 }
 
-// C = op(A) op(B) for one product of floats or doubles, row-major.
+// C = op(A) op(B) for one product of floats or doubles, row-major; `sliced`: cut over the
+// threads, else on the calling thread.
 template <class T>
-void blas_gemm(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
-    const auto ta_flag = ta ? CblasTrans : CblasNoTrans;
-    const auto tb_flag = tb ? CblasTrans : CblasNoTrans;
-    const auto lda = static_cast<blasint>(std::max<int64_t>(1, ta ? m : k));
-    const auto ldb = static_cast<blasint>(std::max<int64_t>(1, tb ? k : n));
-    const auto ldc = static_cast<blasint>(std::max<int64_t>(1, n));
-    const auto bm = static_cast<blasint>(m);
-    const auto bn = static_cast<blasint>(n);
-    const auto bk = static_cast<blasint>(k);
-    if constexpr (std::is_same_v<T, float>) {
-        cblas_sgemm(CblasRowMajor, ta_flag, tb_flag, bm, bn, bk, 1.0f, a, lda, b, ldb, 0.0f, c,
-                    ldc);
+void blas_gemm(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
+               bool sliced = true) {
+    const int64_t lda = std::max<int64_t>(1, ta ? m : k);
+    const int64_t ldb = std::max<int64_t>(1, tb ? k : n);
+    const int64_t ldc = std::max<int64_t>(1, n);
+    if (sliced) {
+        parallel_gemm<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
     } else {
-        cblas_dgemm(CblasRowMajor, ta_flag, tb_flag, bm, bn, bk, 1.0, a, lda, b, ldb, 0.0, c, ldc);
+        gemm<T>(ta, tb, m, n, k, a, lda, b, ldb, T(0), c, ldc);
     }
 }
 
@@ -141,20 +138,24 @@ void run_blas(const Gemm& g, const T* a, const T* b, T* c) {
         blas_gemm(a, b, c, g.batch * g.m, g.n, g.k, false, g.tb);
         return;
     }
-    auto one = [&](int64_t i) {
+    const auto product = [&](int64_t i, bool sliced) {
         const auto at = static_cast<std::size_t>(i);
-        blas_gemm(a + g.a_index[at] * a_size, b + g.b_index[at] * b_size, c + i * c_size, g.m, g.n,
-                  g.k, g.ta, g.tb);
+        blas_gemm(a + g.a_index[at] * a_size, b + g.b_index[at] * b_size, c + i * c_size, g.m,
+                  g.n, g.k, g.ta, g.tb, sliced);
     };
     const double mnk = static_cast<double>(a_size) * static_cast<double>(g.n);
-    if (mnk <= kSingleThreadGemm) {  // then a_size * n fits in int64
-        const int64_t grain = std::max<int64_t>(1, kParallelFlops / (a_size * g.n));
-        parallel_for(g.batch, grain, [&](int64_t begin, int64_t end) {
-            for (int64_t i = begin; i < end; ++i) one(i);
-        });
-    } else {  // OpenBLAS threads each product itself
-        for (int64_t i = 0; i < g.batch; ++i) one(i);
+    if (g.batch < cpu_threads() && mnk > kSingleThreadGemm) {  // a few large products: slice each
+        for (int64_t i = 0; i < g.batch; ++i) product(i, true);
+        return;
     }
+    // Whole products on the threads, at least kParallelFlops multiply-adds per unit of work.
+    const int64_t per_unit =
+        mnk >= kParallelFlops ? 1 : std::max<int64_t>(1, kParallelFlops / (a_size * g.n));
+    parallel_gemms((g.batch + per_unit - 1) / per_unit, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin * per_unit; i < std::min(g.batch, end * per_unit); ++i) {
+            product(i, false);
+        }
+    });
 }
 
 // 16-bit floats: convert to float32, multiply with sgemm, convert back.

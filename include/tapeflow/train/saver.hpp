@@ -1,0 +1,92 @@
+// Checkpoints (API.md section 9): tf::train::Saver writes variables to one safetensors file per
+// save (atomically), keeps the directory's TensorFlow-style "checkpoint" state file and the last
+// max_to_keep files; restore() checks every name, shape, dtype and CRC before changing anything.
+// Format and names: docs/checkpoints.md.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <tapeflow/autograd/variable.hpp>
+#include <tapeflow/core/shape.hpp>
+#include <tapeflow/core/tensor.hpp>
+
+namespace tapeflow::train {
+
+struct SaverOptions {
+    /// How many of this Saver's checkpoints to keep; older files are deleted after each save.
+    /// 0 (or less) keeps all of them.
+    int max_to_keep = 5;
+};
+
+struct PendingRestore;  // internal (lib/train/checkpoint/pending_restore.hpp)
+
+/// Saves and restores variables.
+///
+///     tf::train::Saver saver;                                   // every global variable
+///     std::string prefix = saver.save("ckpt/model", step);      // "ckpt/model-<step>"
+///     saver.restore(*tf::train::latest_checkpoint("ckpt"));
+///
+/// The default Saver covers every live variable at the time of each save/restore (weights, optimizer
+/// slots and state, EMA shadows, the global step). Its restore() also restores variables created
+/// later, as long as the Saver lives: optimizer slots appear at the first update and then take their
+/// checkpointed values (TensorFlow 2's deferred restoration). Savers built from a list or a map cover
+/// exactly those variables (the map's keys are the names in the file).
+class Saver {
+public:
+    Saver(SaverOptions options = {});
+    Saver(std::vector<Variable> var_list, SaverOptions options = {});
+    Saver(std::map<std::string, Variable> named, SaverOptions options = {});
+    ~Saver();
+    Saver(Saver&&) noexcept;
+    Saver& operator=(Saver&&) noexcept;
+    Saver(const Saver&) = delete;
+    Saver& operator=(const Saver&) = delete;
+
+    /// Writes "<save_path>-<step>.safetensors" ("<save_path>.safetensors" without a step) with a
+    /// temporary file, fsync and rename, then the "checkpoint" state file of its directory, then
+    /// deletes checkpoints beyond max_to_keep. Returns the prefix ("<save_path>-<step>").
+    std::string save(const std::string& save_path, std::optional<int64_t> global_step = {});
+    /// Restores from a prefix or a ".safetensors" file name. NotFoundError (file or variable
+    /// missing), InvalidArgumentError (shape or dtype differs), DataLossError (corrupt file), each
+    /// naming the variable or file; on any error no variable changes.
+    void restore(const std::string& save_path);
+    /// This Saver's checkpoints (prefixes), oldest first.
+    std::vector<std::string> last_checkpoints() const;
+    /// Adopts existing checkpoints (prefixes, oldest first) as this Saver's, so that max_to_keep
+    /// also deletes them (TensorFlow's recover_last_checkpoints; a resumed job uses it). Prefixes
+    /// whose file no longer exists are dropped.
+    void recover_last_checkpoints(const std::vector<std::string>& prefixes);
+
+private:
+    std::vector<std::pair<std::string, Variable>> targets() const;
+
+    enum class Mode { all_globals, list, named };
+    Mode mode_;
+    std::vector<Variable> list_;
+    std::map<std::string, Variable> named_;
+    SaverOptions options_;
+    std::vector<std::string> last_;
+    std::shared_ptr<PendingRestore> pending_;
+};
+
+/// The prefix of the newest checkpoint named by "<dir>/checkpoint", or nullopt when there is no
+/// state file or its checkpoint file is missing.
+std::optional<std::string> latest_checkpoint(const std::string& dir);
+
+/// Name -> (shape, dtype) of every tensor in a checkpoint (a prefix, a ".safetensors" file, or a
+/// directory: its latest checkpoint).
+std::map<std::string, std::pair<Shape, DType>> list_variables(const std::string& path);
+
+/// One tensor of a checkpoint, CRC-checked (NotFoundError when it has no tensor `name`).
+Tensor load_variable(const std::string& path, const std::string& name);
+
+/// The global step a checkpoint was saved with ("global_step" in its metadata), if any.
+std::optional<int64_t> checkpoint_global_step(const std::string& path);
+
+}  // namespace tapeflow::train

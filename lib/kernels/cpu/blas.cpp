@@ -1,0 +1,87 @@
+// OpenBLAS gemm wrappers and the calling-thread guard (see blas.hpp).
+#include "kernels/cpu/blas.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <mutex>
+#include <type_traits>
+
+namespace tapeflow::cpu {
+
+template <class T>
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+          const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+    const auto ta = trans_a ? CblasTrans : CblasNoTrans;
+    const auto tb = trans_b ? CblasTrans : CblasNoTrans;
+    const auto i = [](int64_t v) { return static_cast<blasint>(v); };
+    if constexpr (std::is_same_v<T, float>) {
+        cblas_sgemm(CblasRowMajor, ta, tb, i(m), i(n), i(k), 1.0F, a, i(lda), b, i(ldb), beta, c,
+                    i(ldc));
+    } else {
+        cblas_dgemm(CblasRowMajor, ta, tb, i(m), i(n), i(k), 1.0, a, i(lda), b, i(ldb), beta, c,
+                    i(ldc));
+    }
+}
+
+template void gemm<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t,
+                          const float*, int64_t, float, float*, int64_t);
+template void gemm<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t,
+                           const double*, int64_t, double, double*, int64_t);
+
+template <class T>
+void parallel_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a,
+                   int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc) {
+    // OpenBLAS itself threads products above 4 x 65536 multiply-adds (GEMM_MULTITHREAD_THRESHOLD x
+    // SMP_THRESHOLD_MIN); below that one thread is faster. Slices are multiples of 16 (its tiles).
+    constexpr double kThreadedGemm = 262144.0;
+    constexpr int64_t kTile = 16;
+    const int64_t threads = cpu_threads();
+    const int64_t longer = std::max(m, n);
+    if (threads <= 1 || longer < 2 * kTile ||
+        static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <= kThreadedGemm) {
+        gemm<T>(trans_a, trans_b, m, n, k, a, lda, b, ldb, T(0), c, ldc);
+        return;
+    }
+    const int64_t slice = (longer / threads + kTile - 1) / kTile * kTile;
+    const int64_t slices = (longer + slice - 1) / slice;
+    parallel_gemms(slices, [&](int64_t begin, int64_t end) {
+        for (int64_t s = begin; s < end; ++s) {
+            const int64_t lo = s * slice;
+            const int64_t len = std::min(longer, lo + slice) - lo;
+            if (m >= n) {  // rows lo.. of op(A) and C
+                gemm<T>(trans_a, trans_b, len, n, k, trans_a ? a + lo : a + lo * lda, lda, b, ldb,
+                        T(0), c + lo * ldc, ldc);
+            } else {  // columns lo.. of op(B) and C
+                gemm<T>(trans_a, trans_b, m, len, k, a, lda, trans_b ? b + lo * ldb : b + lo, ldb,
+                        T(0), c + lo, ldc);
+            }
+        }
+    });
+}
+
+template void parallel_gemm<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t,
+                                   const float*, int64_t, float*, int64_t);
+template void parallel_gemm<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t,
+                                    const double*, int64_t, double*, int64_t);
+
+namespace {
+std::mutex guard_mutex;
+int guard_users = 0;
+int saved_threads = 1;
+}  // namespace
+
+BlasOnCallingThread::BlasOnCallingThread() {
+    const std::lock_guard lock(guard_mutex);
+    if (guard_users++ == 0) {
+        saved_threads = openblas_get_num_threads();
+        openblas_set_num_threads(1);
+    }
+}
+
+BlasOnCallingThread::~BlasOnCallingThread() {
+    const std::lock_guard lock(guard_mutex);
+    if (--guard_users == 0) openblas_set_num_threads(saved_threads);
+}
+
+}  // namespace tapeflow::cpu

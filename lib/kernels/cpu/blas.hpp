@@ -1,0 +1,45 @@
+// Typed OpenBLAS gemm for the CPU kernels, and a guard for kernels that spread many independent
+// gemms over tapeflow's own threads. OpenBLAS (the pthreads build Debian ships) has its own
+// thread pool; when our threads each call a multi-threaded gemm the two pools fight over the
+// cores (measured: conv forward 2-4x slower than one thread). Under the guard OpenBLAS runs each
+// call on the calling thread; the previous setting comes back when the last guard ends.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "core/parallel.hpp"
+
+namespace tapeflow::cpu {
+
+/// C = op(A) op(B) + beta C, row-major, with explicit leading dimensions. T is float or double.
+template <class T>
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+          const T* b, int64_t ldb, T beta, T* c, int64_t ldc);
+
+/// While one exists (in any thread), OpenBLAS runs every gemm on its calling thread.
+/// Results do not change: OpenBLAS never splits the k sum across threads.
+class BlasOnCallingThread {
+public:
+    BlasOnCallingThread();
+    ~BlasOnCallingThread();
+    BlasOnCallingThread(const BlasOnCallingThread&) = delete;
+    BlasOnCallingThread& operator=(const BlasOnCallingThread&) = delete;
+};
+
+/// Calls body(begin, end) over [0, units) on tapeflow's threads, each unit's gemms on the thread
+/// that runs it (OpenBLAS held to its caller), so a unit's result never depends on thread counts.
+template <class Body>
+void parallel_gemms(int64_t units, const Body& body) {
+    std::optional<BlasOnCallingThread> guard;
+    if (units > 1) guard.emplace();
+    parallel_for(units, 1, body);
+}
+
+/// gemm with C = op(A) op(B) (beta 0) cut into one slice per thread along the longer of m and n,
+/// each slice on its own thread; small products run on the caller.
+template <class T>
+void parallel_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a,
+                   int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc);
+
+}  // namespace tapeflow::cpu

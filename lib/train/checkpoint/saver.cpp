@@ -1,0 +1,191 @@
+// tf::train::Saver and the checkpoint helpers: which variables, save (file, state file, max_to_keep,
+// stale temporary files), restore (strict for explicit lists, deferred for the default Saver).
+#include <tapeflow/train/saver.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <tapeflow/core/error.hpp>
+#include <tapeflow/core/logging.hpp>
+#include <tapeflow/distribute.hpp>
+
+#include "distribute/wire.hpp"
+#include "io/file_util.hpp"
+#include "train/checkpoint/checkpoint_state.hpp"
+#include "train/checkpoint/restore.hpp"
+
+namespace tapeflow::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool file_exists(const std::string& path) {
+    std::error_code ec;
+    return fs::exists(path, ec);
+}
+
+// Temporary files of saves killed midway ("<file>.tmp.<pid>" of a process that no longer runs).
+void remove_stale_temporaries(const std::string& dir, const std::string& stem) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir.empty() ? "." : dir, ec)) {
+        const std::string name = entry.path().filename().string();
+        const std::size_t tmp = name.rfind(".tmp.");
+        if (!(name.starts_with(stem) || name.starts_with("checkpoint.")) || tmp == std::string::npos) continue;
+        const std::string pid_text = name.substr(tmp + 5);
+        if (pid_text.empty() || !std::all_of(pid_text.begin(), pid_text.end(), ::isdigit)) continue;
+        const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+        if (pid == ::getpid() || (::kill(pid, 0) != 0 && errno == ESRCH)) fs::remove(entry.path(), ec);
+    }
+}
+
+}  // namespace
+
+Saver::Saver(SaverOptions options) : mode_(Mode::all_globals), options_(options) {}
+
+Saver::Saver(std::vector<Variable> var_list, SaverOptions options)
+    : mode_(Mode::list), list_(std::move(var_list)), options_(options) {
+    std::set<std::string> names;
+    for (const Variable& v : list_) {
+        if (!v.defined()) throw errors::InvalidArgumentError("Saver: a variable handle in var_list is empty");
+        if (!names.insert(v.name()).second) {
+            throw errors::InvalidArgumentError(fmt::format("Saver: variable '{}' appears twice in var_list", v.name()));
+        }
+    }
+}
+
+Saver::Saver(std::map<std::string, Variable> named, SaverOptions options)
+    : mode_(Mode::named), named_(std::move(named)), options_(options) {
+    for (const auto& [name, v] : named_) {
+        if (!v.defined()) throw errors::InvalidArgumentError(fmt::format("Saver: the variable for '{}' is empty", name));
+    }
+}
+
+Saver::~Saver() = default;
+Saver::Saver(Saver&&) noexcept = default;
+Saver& Saver::operator=(Saver&&) noexcept = default;
+
+std::vector<std::pair<std::string, Variable>> Saver::targets() const {
+    std::vector<std::pair<std::string, Variable>> out;
+    switch (mode_) {
+        case Mode::all_globals:
+            for (const Variable& v : global_variables()) out.emplace_back(v.name(), v);
+            break;
+        case Mode::list:
+            for (const Variable& v : list_) out.emplace_back(v.name(), v);
+            break;
+        case Mode::named:
+            for (const auto& [name, v] : named_) out.emplace_back(name, v);
+            break;
+    }
+    return out;
+}
+
+std::string Saver::save(const std::string& save_path, std::optional<int64_t> global_step) {
+    if (save_path.empty()) throw errors::InvalidArgumentError("Saver.save: save_path is empty");
+    const std::string prefix = global_step ? fmt::format("{}-{}", save_path, *global_step) : save_path;
+    // Distributed training: only the chief writes (docs/distributed.md, Checkpoints).
+    if (!distribute::is_chief()) return prefix;
+    const std::string dir = ckpt::prefix_dir(prefix);
+    io::make_dirs(dir);
+    std::vector<std::pair<std::string, Tensor>> tensors;
+    for (const auto& [name, var] : targets()) tensors.emplace_back(name, var.value());
+    ckpt::write_checkpoint(ckpt::checkpoint_file_name(prefix), tensors, global_step);
+
+    std::erase(last_, prefix);
+    last_.push_back(prefix);
+    std::vector<std::string> expired;
+    while (options_.max_to_keep > 0 && last_.size() > static_cast<std::size_t>(options_.max_to_keep)) {
+        expired.push_back(last_.front());
+        last_.erase(last_.begin());
+    }
+    // The state file never names a deleted checkpoint: update it first, delete after.
+    ckpt::write_checkpoint_state(dir, prefix, last_);
+    for (const std::string& old : expired) {
+        std::error_code ec;
+        fs::remove(ckpt::checkpoint_file_name(old), ec);
+    }
+    remove_stale_temporaries(dir, fs::path(save_path).filename().string());
+    return prefix;
+}
+
+void Saver::restore(const std::string& save_path) {
+    auto from_file = [&] {
+        const std::string file = ckpt::checkpoint_file_name(save_path);
+        if (!file_exists(file)) {
+            throw errors::NotFoundError(fmt::format("Failed to find any matching files for {}", save_path));
+        }
+        std::shared_ptr<ckpt::CheckpointReader> reader = ckpt::CheckpointReader::open(file);
+        const ckpt::RestoreOutcome outcome = ckpt::restore_variables(*reader, targets(), /*strict=*/true);
+        pending_.reset();
+        if (mode_ == Mode::all_globals) pending_ = ckpt::defer_restore(reader, outcome.not_live);
+        return std::string();
+    };
+    if (distribute::size() == 1) {
+        from_file();
+        return;
+    }
+    // Distributed training: the chief reads the file (its errors reach every process), then every
+    // process takes the chief's values (docs/distributed.md, Checkpoints).
+    distribute::detail::run_on_chief(from_file);
+    std::vector<Variable> vars;
+    for (const auto& [name, var] : targets()) vars.push_back(var);
+    distribute::broadcast_variables(vars, distribute::chief_rank());
+}
+
+std::vector<std::string> Saver::last_checkpoints() const { return last_; }
+
+void Saver::recover_last_checkpoints(const std::vector<std::string>& prefixes) {
+    std::vector<std::string> kept;
+    for (const std::string& p : prefixes) {
+        const std::string prefix = ckpt::checkpoint_prefix(p);
+        if (file_exists(ckpt::checkpoint_file_name(prefix)) && std::find(kept.begin(), kept.end(), prefix) == kept.end()) {
+            kept.push_back(prefix);
+        }
+    }
+    last_ = std::move(kept);
+}
+
+std::optional<std::string> latest_checkpoint(const std::string& dir) {
+    const std::optional<ckpt::CheckpointState> state = ckpt::read_checkpoint_state(dir);
+    if (!state) return std::nullopt;
+    if (file_exists(ckpt::checkpoint_file_name(state->model_checkpoint_path))) {
+        return ckpt::checkpoint_prefix(state->model_checkpoint_path);
+    }
+    // The newest listed checkpoint that still exists (TensorFlow would give up here).
+    for (auto it = state->all_model_checkpoint_paths.rbegin(); it != state->all_model_checkpoint_paths.rend(); ++it) {
+        if (file_exists(ckpt::checkpoint_file_name(*it))) return ckpt::checkpoint_prefix(*it);
+    }
+    return std::nullopt;
+}
+
+std::map<std::string, std::pair<Shape, DType>> list_variables(const std::string& path) {
+    const auto reader = ckpt::CheckpointReader::open(ckpt::resolve_checkpoint_file(path));
+    std::map<std::string, std::pair<Shape, DType>> out;
+    for (const ckpt::TensorEntry& e : reader->header().tensors) {
+        if (!e.dtype) {
+            throw errors::UnimplementedError(fmt::format("checkpoint {}: tensor '{}' has safetensors dtype {}, which "
+                                                         "tapeflow has no dtype for", reader->file(), e.name,
+                                                         e.file_dtype));
+        }
+        out.emplace(e.name, std::make_pair(e.shape, *e.dtype));
+    }
+    return out;
+}
+
+Tensor load_variable(const std::string& path, const std::string& name) {
+    const auto reader = ckpt::CheckpointReader::open(ckpt::resolve_checkpoint_file(path));
+    const ckpt::TensorEntry* e = reader->find(name);
+    if (e == nullptr) throw errors::NotFoundError(fmt::format("Key {} not found in checkpoint {}", name, reader->file()));
+    return reader->read(*e);
+}
+
+std::optional<int64_t> checkpoint_global_step(const std::string& path) {
+    return ckpt::CheckpointReader::open(ckpt::resolve_checkpoint_file(path))->header().global_step;
+}
+
+}  // namespace tapeflow::train
