@@ -3,14 +3,13 @@
 // tensor reduced, created from an id rank 0 broadcasts over MPI. NCCL runs on tapeflow's stream of
 // that GPU, nonblocking: waits poll the stream and the communicator's error state under NOTE
 // [Deadlines] (lib/distribute/transport.hpp) and abort the communicator on timeout.
-#include <nccl.h>
-#include <unistd.h>
-
 #include <cstring>
 #include <mutex>
 #include <set>
 
 #include <fmt/format.h>
+#include <nccl.h>
+#include <unistd.h>
 
 #include <tapeflow/core/error.hpp>
 
@@ -37,8 +36,8 @@ Nccl& nccl() {
 }
 
 [[noreturn]] void fail(ncclResult_t rc, std::string_view what) {
-    const std::string message = fmt::format("NCCL error in {} on rank {}: {}", what, transport_rank(),
-                                            ncclGetErrorString(rc));
+    const std::string message = fmt::format(
+        "NCCL error in {} on rank {}: {}", what, transport_rank(), ncclGetErrorString(rc));
     mark_broken(message);
     throw errors::UnavailableError(message);
 }
@@ -81,14 +80,17 @@ void decide(const Tensor& t) {
         return;
     }
     ncclUniqueId id;
-    if (transport_rank() == 0 && ncclGetUniqueId(&id) != ncclSuccess) std::memset(&id, 0, sizeof(id));
-    const std::string id_bytes = broadcast_string(std::string(reinterpret_cast<const char*>(&id), sizeof(id)), 0);
+    if (transport_rank() == 0 && ncclGetUniqueId(&id) != ncclSuccess)
+        std::memset(&id, 0, sizeof(id));
+    const std::string id_bytes =
+        broadcast_string(std::string(reinterpret_cast<const char*>(&id), sizeof(id)), 0);
     std::memcpy(&id, id_bytes.data(), sizeof(id));
     cuda_detail::make_current(device);
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;  // returns at once; wait_nccl polls with the deadline
     ncclComm_t comm = nullptr;
-    const ncclResult_t rc = ncclCommInitRankConfig(&comm, transport_size(), id, transport_rank(), &config);
+    const ncclResult_t rc =
+        ncclCommInitRankConfig(&comm, transport_size(), id, transport_rank(), &config);
     if (rc != ncclSuccess && rc != ncclInProgress) fail(rc, "ncclCommInitRankConfig");
     wait_nccl(comm, nullptr, "NCCL communicator setup");
     n.comm = comm;
@@ -97,31 +99,44 @@ void decide(const Tensor& t) {
 
 ncclDataType_t nccl_type(DType dtype) {
     switch (dtype) {
-        case DType::float32: return ncclFloat32;
-        case DType::float64: return ncclFloat64;
-        case DType::float16: return ncclFloat16;
-        case DType::bfloat16: return ncclBfloat16;
-        case DType::int32: return ncclInt32;
-        case DType::int64: return ncclInt64;
+        case DType::float32:
+            return ncclFloat32;
+        case DType::float64:
+            return ncclFloat64;
+        case DType::float16:
+            return ncclFloat16;
+        case DType::bfloat16:
+            return ncclBfloat16;
+        case DType::int32:
+            return ncclInt32;
+        case DType::int64:
+            return ncclInt64;
         case DType::uint8:
-        case DType::bool_: return ncclUint8;
+        case DType::bool_:
+            return ncclUint8;
     }
     return ncclFloat32;
 }
 
 ncclRedOp_t nccl_op(ReduceOp op) {
     switch (op) {
-        case ReduceOp::sum: return ncclSum;
-        case ReduceOp::mean: return ncclAvg;
-        case ReduceOp::max: return ncclMax;
-        case ReduceOp::min: return ncclMin;
+        case ReduceOp::sum:
+            return ncclSum;
+        case ReduceOp::mean:
+            return ncclAvg;
+        case ReduceOp::max:
+            return ncclMax;
+        case ReduceOp::min:
+            return ncclMin;
     }
     return ncclSum;
 }
 
 }  // namespace
 
-bool device_collectives_built() { return true; }
+bool device_collectives_built() {
+    return true;
+}
 
 std::optional<Tensor> device_all_reduce(const Tensor& t, ReduceOp op) {
     Nccl& n = nccl();
@@ -131,8 +146,13 @@ std::optional<Tensor> device_all_reduce(const Tensor& t, ReduceOp op) {
     const cudaStream_t stream = cuda_detail::stream_for(t.device());
     Tensor out = Tensor::empty(t.shape(), t.dtype(), t.device());
     const std::string what = fmt::format("NCCL all_reduce of {}", describe(t.shape(), t.dtype()));
-    const ncclResult_t rc = ncclAllReduce(t.raw_data(), out.mutable_raw_data(), static_cast<size_t>(t.num_elements()),
-                                          nccl_type(t.dtype()), nccl_op(op), n.comm, stream);
+    const ncclResult_t rc = ncclAllReduce(t.raw_data(),
+                                          out.mutable_raw_data(),
+                                          static_cast<size_t>(t.num_elements()),
+                                          nccl_type(t.dtype()),
+                                          nccl_op(op),
+                                          n.comm,
+                                          stream);
     if (rc != ncclSuccess && rc != ncclInProgress) fail(rc, what);
     wait_nccl(n.comm, stream, what);
     return out;

@@ -94,21 +94,25 @@ struct DistributedOptions {
 /// - Slots, iterations() and variables() are the wrapped optimizer's.
 class DistributedOptimizer : public train::Optimizer {
 public:
-    explicit DistributedOptimizer(std::shared_ptr<train::Optimizer> inner, DistributedOptions options = {});
+    explicit DistributedOptimizer(std::shared_ptr<train::Optimizer> inner,
+                                  DistributedOptions options = {});
     ~DistributedOptimizer() override;
 
     std::vector<train::GradAndVar> compute_gradients(
-        const std::function<Tensor()>& loss_fn, std::vector<Variable> var_list = {},
+        const std::function<Tensor()>& loss_fn,
+        std::vector<Variable> var_list = {},
         train::GateGradients gate_gradients = train::GateGradients::gate_op,
         AggregationMethod aggregation_method = AggregationMethod::default_) override;
     void apply_gradients(const std::vector<train::GradAndVar>& grads_and_vars,
                          std::optional<Variable> global_step = {}) override;
-    Tensor minimize(const std::function<Tensor()>& loss_fn, std::vector<Variable> var_list = {},
+    Tensor minimize(const std::function<Tensor()>& loss_fn,
+                    std::vector<Variable> var_list = {},
                     std::optional<Variable> global_step = {},
                     train::GateGradients gate_gradients = train::GateGradients::gate_op,
                     AggregationMethod aggregation_method = AggregationMethod::default_) override;
 
-    std::optional<Variable> get_slot(const Variable& var, std::string_view slot_name) const override;
+    std::optional<Variable> get_slot(const Variable& var,
+                                     std::string_view slot_name) const override;
     std::vector<std::string> get_slot_names() const override;
     int64_t iterations() const override;
     double current_learning_rate() const override;
@@ -117,15 +121,17 @@ public:
     /// The wrapped optimizer.
     train::Optimizer& inner() const { return *inner_; }
     /// Reduces gradients computed elsewhere (the same list, in the same order, on every process).
-    std::vector<train::GradAndVar> reduce_gradients(const std::vector<train::GradAndVar>& grads_and_vars);
+    std::vector<train::GradAndVar> reduce_gradients(
+        const std::vector<train::GradAndVar>& grads_and_vars);
 
 protected:
     void apply_dense(const Variable& var, const Tensor& grad) override;
 
 private:
-    std::pair<Tensor, std::vector<train::GradAndVar>> compute(const std::function<Tensor()>& loss_fn,
-                                                              std::vector<Variable> var_list,
-                                                              AggregationMethod aggregation_method);
+    std::pair<Tensor, std::vector<train::GradAndVar>> compute(
+        const std::function<Tensor()>& loss_fn,
+        std::vector<Variable> var_list,
+        AggregationMethod aggregation_method);
 
     struct State;
     std::shared_ptr<train::Optimizer> inner_;
@@ -173,7 +179,8 @@ public:
     void run_server();
     /// Workers: sends the gradients to the variables' ps tasks, which apply them with their copy of
     /// `optimizer` (registered there) in arrival order. Returns without waiting for the update.
-    void apply_gradients(train::Optimizer& optimizer, const std::vector<train::GradAndVar>& grads_and_vars);
+    void apply_gradients(train::Optimizer& optimizer,
+                         const std::vector<train::GradAndVar>& grads_and_vars);
     /// Workers: the latest values of `variables` from their ps tasks (this worker's earlier pushes
     /// included), assigned to the local copies.
     void pull(const std::vector<Variable>& variables);

@@ -21,16 +21,19 @@ namespace detail {
 DType wire_dtype(DType dtype, ReduceOp op, std::string_view what) {
     switch (dtype) {
         case DType::float16:
-        case DType::bfloat16: return DType::float32;
+        case DType::bfloat16:
+            return DType::float32;
         case DType::float32:
-        case DType::float64: return dtype;
+        case DType::float64:
+            return dtype;
         case DType::int32:
         case DType::int64:
         case DType::uint8:
             if (op == ReduceOp::mean) {
                 throw errors::InvalidArgumentError(fmt::format(
                     "{}: ReduceOp::mean needs a floating dtype, got {}; reduce with sum and divide",
-                    what, dtype_name(dtype)));
+                    what,
+                    dtype_name(dtype)));
             }
             return dtype;
         case DType::bool_:
@@ -40,7 +43,8 @@ DType wire_dtype(DType dtype, ReduceOp op, std::string_view what) {
             }
             return DType::uint8;
     }
-    throw errors::InvalidArgumentError(fmt::format("{}: unsupported dtype {}", what, dtype_name(dtype)));
+    throw errors::InvalidArgumentError(
+        fmt::format("{}: unsupported dtype {}", what, dtype_name(dtype)));
 }
 
 Tensor on_host(const Tensor& t, DType dtype) {
@@ -58,12 +62,15 @@ void scale_in_place(void* data, int64_t count, DType dtype, double factor) {
     if (dtype == DType::float32) {
         auto* p = static_cast<float*>(data);
         const auto f = static_cast<float>(factor);
-        for (int64_t i = 0; i < count; ++i) p[i] *= f;
+        for (int64_t i = 0; i < count; ++i)
+            p[i] *= f;
     } else if (dtype == DType::float64) {
         auto* p = static_cast<double*>(data);
-        for (int64_t i = 0; i < count; ++i) p[i] *= factor;
+        for (int64_t i = 0; i < count; ++i)
+            p[i] *= factor;
     } else {
-        throw errors::InternalError(fmt::format("scale of {} elements; this is a tapeflow bug", dtype_name(dtype)));
+        throw errors::InternalError(
+            fmt::format("scale of {} elements; this is a tapeflow bug", dtype_name(dtype)));
     }
 }
 
@@ -72,12 +79,16 @@ std::vector<std::string> all_gather_strings(const std::string& mine) {
     std::vector<int64_t> lengths(static_cast<std::size_t>(n));
     const int64_t my_length = static_cast<int64_t>(mine.size());
     {
-        auto p = start_all_gather(&my_length, sizeof(int64_t), lengths.data(),
-                                  std::vector<int64_t>(static_cast<std::size_t>(n), sizeof(int64_t)));
+        auto p =
+            start_all_gather(&my_length,
+                             sizeof(int64_t),
+                             lengths.data(),
+                             std::vector<int64_t>(static_cast<std::size_t>(n), sizeof(int64_t)));
         wait(*p, "all_gather of message lengths");
     }
     int64_t total = 0;
-    for (int64_t l : lengths) total += l;
+    for (int64_t l : lengths)
+        total += l;
     std::string all(static_cast<std::size_t>(total), '\0');
     {
         auto p = start_all_gather(mine.data(), my_length, all.data(), lengths);
@@ -98,7 +109,8 @@ std::string broadcast_string(const std::string& mine, int root) {
         auto p = start_broadcast(&length, sizeof(length), root);
         wait(*p, "broadcast of a message length");
     }
-    std::string out = transport_rank() == root ? mine : std::string(static_cast<std::size_t>(length), '\0');
+    std::string out =
+        transport_rank() == root ? mine : std::string(static_cast<std::size_t>(length), '\0');
     {
         auto p = start_broadcast(out.data(), length, root);
         wait(*p, "broadcast of a message");
@@ -112,15 +124,24 @@ std::string describe(const Shape& shape, DType dtype) {
 
 void throw_error(errors::Code code, const std::string& message) {
     switch (code) {
-        case errors::Code::invalid_argument: throw errors::InvalidArgumentError(message);
-        case errors::Code::failed_precondition: throw errors::FailedPreconditionError(message);
-        case errors::Code::not_found: throw errors::NotFoundError(message);
-        case errors::Code::unimplemented: throw errors::UnimplementedError(message);
-        case errors::Code::data_loss: throw errors::DataLossError(message);
-        case errors::Code::unavailable: throw errors::UnavailableError(message);
-        case errors::Code::resource_exhausted: throw errors::ResourceExhaustedError(message);
-        case errors::Code::internal: throw errors::InternalError(message);
-        default: throw errors::UnknownError(message);
+        case errors::Code::invalid_argument:
+            throw errors::InvalidArgumentError(message);
+        case errors::Code::failed_precondition:
+            throw errors::FailedPreconditionError(message);
+        case errors::Code::not_found:
+            throw errors::NotFoundError(message);
+        case errors::Code::unimplemented:
+            throw errors::UnimplementedError(message);
+        case errors::Code::data_loss:
+            throw errors::DataLossError(message);
+        case errors::Code::unavailable:
+            throw errors::UnavailableError(message);
+        case errors::Code::resource_exhausted:
+            throw errors::ResourceExhaustedError(message);
+        case errors::Code::internal:
+            throw errors::InternalError(message);
+        default:
+            throw errors::UnknownError(message);
     }
 }
 
@@ -128,7 +149,9 @@ namespace {
 std::atomic<int> chief{0};
 }  // namespace
 
-void set_chief_rank(int rank) { chief = rank; }
+void set_chief_rank(int rank) {
+    chief = rank;
+}
 
 std::string run_on_chief(const std::function<std::string()>& fn) {
     if (transport_size() == 1) return fn();
@@ -145,10 +168,11 @@ std::string run_on_chief(const std::function<std::string()>& fn) {
         }
     }
     outcome = broadcast_string(outcome, chief);
-    if (outcome.empty()) throw errors::InternalError("run_on_chief: an empty outcome; this is a tapeflow bug");
+    if (outcome.empty())
+        throw errors::InternalError("run_on_chief: an empty outcome; this is a tapeflow bug");
     if (outcome[0] == 0) return outcome.substr(1);
-    throw_error(static_cast<errors::Code>(outcome[1]), fmt::format("{} (raised on the chief, rank {})",
-                                                                   outcome.substr(2), chief.load()));
+    throw_error(static_cast<errors::Code>(outcome[1]),
+                fmt::format("{} (raised on the chief, rank {})", outcome.substr(2), chief.load()));
 }
 
 std::string encode_spec(const Shape& shape, DType dtype) {
@@ -163,7 +187,8 @@ std::pair<Shape, DType> decode_spec(std::string_view bytes) {
     if (words.size() < 2 || words[1] < 0 || words.size() < static_cast<std::size_t>(2 + words[1])) {
         throw errors::InternalError("a malformed tensor header arrived; this is a tapeflow bug");
     }
-    return {Shape(std::vector<int64_t>(words.begin() + 2, words.begin() + 2 + words[1])), static_cast<DType>(words[0])};
+    return {Shape(std::vector<int64_t>(words.begin() + 2, words.begin() + 2 + words[1])),
+            static_cast<DType>(words[0])};
 }
 
 }  // namespace detail
@@ -190,28 +215,36 @@ void check_same_spec(const std::string& spec, std::string_view what) {
     std::string listing;
     for (std::size_t r = 0; r < specs.size(); ++r) {
         const auto [shape, dtype] = detail::decode_spec(specs[r]);
-        listing += fmt::format("{}rank {}: {}", r == 0 ? "" : ", ", r, detail::describe(shape, dtype));
+        listing +=
+            fmt::format("{}rank {}: {}", r == 0 ? "" : ", ", r, detail::describe(shape, dtype));
     }
-    throw errors::InvalidArgumentError(fmt::format(
-        "{}: every process must pass the same shape and dtype (and all CPU or all GPU tensors), got {}", what,
-        listing));
+    throw errors::InvalidArgumentError(
+        fmt::format("{}: every process must pass the same shape and dtype (and all CPU or all GPU "
+                    "tensors), got {}",
+                    what,
+                    listing));
 }
 
 void check_root(int root, std::string_view what) {
     if (root < 0 || root >= detail::transport_size()) {
-        throw errors::InvalidArgumentError(
-            fmt::format("{}: root must be in [0, {}), got {}", what, detail::transport_size(), root));
+        throw errors::InvalidArgumentError(fmt::format(
+            "{}: root must be in [0, {}), got {}", what, detail::transport_size(), root));
     }
 }
 
 void check_defined(const Tensor& t, std::string_view what) {
-    if (!t.defined()) throw errors::InvalidArgumentError(fmt::format("{}: the tensor is undefined", what));
+    if (!t.defined())
+        throw errors::InvalidArgumentError(fmt::format("{}: the tensor is undefined", what));
 }
 
 }  // namespace
 
-void init(int* argc, char*** argv) { detail::transport_init(argc, argv); }
-void finalize() { detail::transport_finalize(); }
+void init(int* argc, char*** argv) {
+    detail::transport_init(argc, argv);
+}
+void finalize() {
+    detail::transport_finalize();
+}
 
 int rank() {
     ensure_init();
@@ -228,14 +261,18 @@ int local_rank() {
     return detail::transport_local_rank();
 }
 
-bool mpi_built() { return detail::transport_is_mpi(); }
+bool mpi_built() {
+    return detail::transport_is_mpi();
+}
 
 int chief_rank() {
     ensure_init();
     return detail::chief.load();
 }
 
-bool is_chief() { return rank() == chief_rank(); }
+bool is_chief() {
+    return rank() == chief_rank();
+}
 
 Tensor all_reduce(const Tensor& t, ReduceOp op) {
     check_defined(t, "all_reduce");
@@ -244,7 +281,8 @@ Tensor all_reduce(const Tensor& t, ReduceOp op) {
     if (detail::transport_size() == 1) return t;
     // The device kind takes part in the check: the GPU path (NCCL) is a collective of its own.
     const int64_t on_gpu = t.device().is_cpu() ? 0 : 1;
-    const std::string what = fmt::format("all_reduce of {}", detail::describe(t.shape(), t.dtype()));
+    const std::string what =
+        fmt::format("all_reduce of {}", detail::describe(t.shape(), t.dtype()));
     check_same_spec(detail::encode_spec(t.shape(), t.dtype()) +
                         std::string(reinterpret_cast<const char*>(&on_gpu), sizeof(on_gpu)),
                     what);
@@ -254,12 +292,13 @@ Tensor all_reduce(const Tensor& t, ReduceOp op) {
     const Tensor host = detail::on_host(t, wire);
     Tensor out = Tensor::empty(t.shape(), wire);
     {
-        auto p = detail::start_all_reduce(out.mutable_raw_data(), out.num_elements(), wire, op, host.raw_data());
+        auto p = detail::start_all_reduce(
+            out.mutable_raw_data(), out.num_elements(), wire, op, host.raw_data());
         detail::wait(*p, what);
     }
     if (op == ReduceOp::mean) {
-        detail::scale_in_place(out.mutable_raw_data(), out.num_elements(), wire,
-                               1.0 / detail::transport_size());
+        detail::scale_in_place(
+            out.mutable_raw_data(), out.num_elements(), wire, 1.0 / detail::transport_size());
     }
     if (wire != t.dtype()) out = out.cast(t.dtype());
     return out.to(t.device());
@@ -271,13 +310,16 @@ Tensor broadcast(const Tensor& t, int root) {
     check_root(root, "broadcast");
     if (detail::transport_size() == 1) return t;
     const bool is_root = detail::transport_rank() == root;
-    const auto [shape, dtype] =
-        detail::decode_spec(detail::broadcast_string(detail::encode_spec(t.shape(), t.dtype()), root));
+    const auto [shape, dtype] = detail::decode_spec(
+        detail::broadcast_string(detail::encode_spec(t.shape(), t.dtype()), root));
     const Tensor host = is_root ? detail::on_host(t, t.dtype()) : Tensor();
-    Tensor out = is_root ? detail::tensor_from_bytes(host.raw_data(), shape, dtype) : Tensor::empty(shape, dtype);
+    Tensor out = is_root ? detail::tensor_from_bytes(host.raw_data(), shape, dtype)
+                         : Tensor::empty(shape, dtype);
     {
-        auto p = detail::start_broadcast(out.mutable_raw_data(), static_cast<int64_t>(out.nbytes()), root);
-        detail::wait(*p, fmt::format("broadcast of {} from rank {}", detail::describe(shape, dtype), root));
+        auto p = detail::start_broadcast(
+            out.mutable_raw_data(), static_cast<int64_t>(out.nbytes()), root);
+        detail::wait(
+            *p, fmt::format("broadcast of {} from rank {}", detail::describe(shape, dtype), root));
     }
     return is_root ? t : out.to(t.device());
 }
@@ -286,26 +328,34 @@ std::vector<Tensor> all_gather(const Tensor& t) {
     check_defined(t, "all_gather");
     ensure_init();
     if (detail::transport_size() == 1) return {t};
-    const std::vector<std::string> specs = detail::all_gather_strings(detail::encode_spec(t.shape(), t.dtype()));
+    const std::vector<std::string> specs =
+        detail::all_gather_strings(detail::encode_spec(t.shape(), t.dtype()));
     std::vector<std::pair<Shape, DType>> decoded;
     std::vector<int64_t> counts;
     for (const std::string& s : specs) {
         decoded.push_back(detail::decode_spec(s));
-        counts.push_back(decoded.back().first.num_elements() * static_cast<int64_t>(dtype_size(decoded.back().second)));
+        counts.push_back(decoded.back().first.num_elements() *
+                         static_cast<int64_t>(dtype_size(decoded.back().second)));
     }
     for (std::size_t r = 0; r < decoded.size(); ++r) {
         if (decoded[r].second != t.dtype()) {
-            throw errors::InvalidArgumentError(fmt::format(
-                "all_gather: every process must pass the same dtype, got {} on rank {} and {} on rank {}",
-                dtype_name(t.dtype()), detail::transport_rank(), dtype_name(decoded[r].second), r));
+            throw errors::InvalidArgumentError(
+                fmt::format("all_gather: every process must pass the same dtype, got {} on rank {} "
+                            "and {} on rank {}",
+                            dtype_name(t.dtype()),
+                            detail::transport_rank(),
+                            dtype_name(decoded[r].second),
+                            r));
         }
     }
     int64_t total = 0;
-    for (int64_t c : counts) total += c;
+    for (int64_t c : counts)
+        total += c;
     auto storage = std::make_shared<Storage>(static_cast<std::size_t>(total), Device::cpu());
     const Tensor host = detail::on_host(t, t.dtype());
     {
-        auto p = detail::start_all_gather(host.raw_data(), static_cast<int64_t>(host.nbytes()), storage->data(), counts);
+        auto p = detail::start_all_gather(
+            host.raw_data(), static_cast<int64_t>(host.nbytes()), storage->data(), counts);
         detail::wait(*p, fmt::format("all_gather of {}", detail::describe(t.shape(), t.dtype())));
     }
     std::vector<Tensor> out;
@@ -325,7 +375,8 @@ void broadcast_variables(const std::vector<Variable>& variables, int root) {
     std::string spec;
     int64_t total = 0;
     for (const Variable& v : variables) {
-        if (!v.defined()) throw errors::InvalidArgumentError("broadcast_variables: a variable handle is empty");
+        if (!v.defined())
+            throw errors::InvalidArgumentError("broadcast_variables: a variable handle is empty");
         spec += detail::encode_spec(v.shape(), v.dtype());
         total += static_cast<int64_t>(v.shape().num_elements() * dtype_size(v.dtype()));
     }
@@ -343,7 +394,10 @@ void broadcast_variables(const std::vector<Variable>& variables, int root) {
     }
     {
         auto p = detail::start_broadcast(bytes, total, root);
-        detail::wait(*p, fmt::format("broadcast_variables of {} variables from rank {}", variables.size(), root));
+        detail::wait(
+            *p,
+            fmt::format(
+                "broadcast_variables of {} variables from rank {}", variables.size(), root));
     }
     if (is_root) return;
     std::size_t offset = 0;

@@ -47,12 +47,14 @@ Broken& broken() {
 
 }  // namespace
 
-double timeout_seconds() { return timeout_setting().load(); }
+double timeout_seconds() {
+    return timeout_setting().load();
+}
 
 void set_timeout_seconds(double seconds) {
     if (!(seconds > 0)) {
-        throw errors::InvalidArgumentError(
-            fmt::format("the distribute timeout must be a positive number of seconds, got {}", seconds));
+        throw errors::InvalidArgumentError(fmt::format(
+            "the distribute timeout must be a positive number of seconds, got {}", seconds));
     }
     timeout_setting().store(seconds);
 }
@@ -73,7 +75,8 @@ std::optional<std::string> broken_reason() {
 
 void check_not_broken() {
     if (auto reason = broken_reason()) {
-        throw errors::UnavailableError("the process group is unusable after an earlier failure: " + *reason);
+        throw errors::UnavailableError("the process group is unusable after an earlier failure: " +
+                                       *reason);
     }
 }
 
@@ -87,7 +90,8 @@ void wait_until(const std::function<bool()>& done, std::string_view what) {
     // processes than it has cores, or after a millisecond of spinning, is the core yielded to
     // the peers that must run for the operation to complete. The clock is read every 64 polls.
     static const bool oversubscribed =
-        transport_local_size() > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        transport_local_size() >
+        static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const auto spin_until = Clock::now() + std::chrono::milliseconds(1);
     bool yielding = oversubscribed;
     for (uint64_t polls = 0;; ++polls) {
@@ -102,7 +106,10 @@ void wait_until(const std::function<bool()>& done, std::string_view what) {
     const std::string message = fmt::format(
         "{} did not complete within {} s on rank {} of {}: a peer process died, hangs, or does not "
         "make the same collective calls in the same order (timeout: TAPEFLOW_DIST_TIMEOUT_S)",
-        what, limit, transport_rank(), transport_size());
+        what,
+        limit,
+        transport_rank(),
+        transport_size());
     mark_broken(message);
     throw errors::UnavailableError(message);
 }

@@ -4,7 +4,11 @@
 
 namespace tapeflow::distribute::detail {
 
-bool device_collectives_built() { return false; }
-std::optional<Tensor> device_all_reduce(const Tensor& /*t*/, ReduceOp /*op*/) { return std::nullopt; }
+bool device_collectives_built() {
+    return false;
+}
+std::optional<Tensor> device_all_reduce(const Tensor& /*t*/, ReduceOp /*op*/) {
+    return std::nullopt;
+}
 
 }  // namespace tapeflow::distribute::detail

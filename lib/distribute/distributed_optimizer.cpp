@@ -34,7 +34,7 @@ struct Slot {
 
 struct Bucket {
     DType wire = DType::float32;
-    int64_t count = 0;                // elements
+    int64_t count = 0;                 // elements
     std::vector<std::size_t> members;  // variable indices
 };
 
@@ -45,10 +45,9 @@ struct Layout {
     std::vector<Bucket> buckets;
 };
 
-constexpr int32_t kDense = 1;
-constexpr int32_t kSparse = 2;
-
-Layout make_layout(const std::vector<Variable>& vars, const std::set<int64_t>& sparse_ids, int64_t bucket_bytes) {
+Layout make_layout(const std::vector<Variable>& vars,
+                   const std::set<int64_t>& sparse_ids,
+                   int64_t bucket_bytes) {
     Layout layout;
     layout.sparse_ids = sparse_ids;
     layout.slots.resize(vars.size());
@@ -62,7 +61,8 @@ Layout make_layout(const std::vector<Variable>& vars, const std::set<int64_t>& s
         auto it = open.find(wire);
         if (it == open.end() ||
             (layout.buckets[it->second].count > 0 &&
-             (layout.buckets[it->second].count + n) * static_cast<int64_t>(dtype_size(wire)) > bucket_bytes)) {
+             (layout.buckets[it->second].count + n) * static_cast<int64_t>(dtype_size(wire)) >
+                 bucket_bytes)) {
             layout.buckets.push_back({wire, 0, {}});
             open[wire] = static_cast<int>(layout.buckets.size() - 1);
             it = open.find(wire);
@@ -87,8 +87,13 @@ IndexedSlices as_slices(const Gradient& g, const Variable& var) {
 class Reducer {
 public:
     Reducer(const Layout& layout, const std::vector<Variable>& vars, bool average)
-        : layout_(layout), vars_(vars), average_(average), local_(vars.size()), flags_(2 * vars.size(), 0),
-          arrived_(layout.buckets.size(), 0), pending_(layout.buckets.size()) {
+        : layout_(layout),
+          vars_(vars),
+          average_(average),
+          local_(vars.size()),
+          flags_(2 * vars.size(), 0),
+          arrived_(layout.buckets.size(), 0),
+          pending_(layout.buckets.size()) {
         for (const Bucket& b : layout.buckets) {
             storage_.push_back(std::make_shared<Storage>(
                 static_cast<std::size_t>(b.count) * dtype_size(b.wire), Device::cpu()));
@@ -110,13 +115,16 @@ public:
             char* dst = static_cast<char*>(storage_[slot.bucket]->data()) +
                         slot.offset * static_cast<int64_t>(dtype_size(b.wire));
             const Variable& v = vars_[k];
-            const std::size_t nbytes = static_cast<std::size_t>(v.shape().num_elements()) * dtype_size(b.wire);
+            const std::size_t nbytes =
+                static_cast<std::size_t>(v.shape().num_elements()) * dtype_size(b.wire);
             if (dense_in_bucket) {
                 const Tensor host = detail::on_host(g.dense(), b.wire);
                 if (host.shape() != v.shape()) {
                     throw errors::InvalidArgumentError(fmt::format(
-                        "DistributedOptimizer: the gradient of '{}' has shape {}, the variable {}", v.name(),
-                        host.shape().debug_string(), v.shape().debug_string()));
+                        "DistributedOptimizer: the gradient of '{}' has shape {}, the variable {}",
+                        v.name(),
+                        host.shape().debug_string(),
+                        v.shape().debug_string()));
                 }
                 std::memcpy(dst, host.raw_data(), nbytes);
             } else {
@@ -132,18 +140,28 @@ public:
     std::vector<Gradient> finish() {
         launch_ready();
         if (next_ != layout_.buckets.size()) {
-            throw errors::InternalError("DistributedOptimizer: a bucket never filled; this is a tapeflow bug");
+            throw errors::InternalError(
+                "DistributedOptimizer: a bucket never filled; this is a tapeflow bug");
         }
         const int n = detail::transport_size();
-        auto flags = detail::start_all_reduce(flags_.data(), static_cast<int64_t>(flags_.size()), DType::int32,
-                                              ReduceOp::max);
-        detail::wait(*flags, fmt::format("DistributedOptimizer: agreeing on {} gradients' kinds", vars_.size()));
+        auto flags = detail::start_all_reduce(
+            flags_.data(), static_cast<int64_t>(flags_.size()), DType::int32, ReduceOp::max);
+        detail::wait(
+            *flags,
+            fmt::format("DistributedOptimizer: agreeing on {} gradients' kinds", vars_.size()));
         for (std::size_t b = 0; b < pending_.size(); ++b) {
-            detail::wait(*pending_[b], fmt::format("DistributedOptimizer: all_reduce of gradient bucket {} ({} {} "
-                                                   "elements)",
-                                                   b, layout_.buckets[b].count, dtype_name(layout_.buckets[b].wire)));
+            detail::wait(
+                *pending_[b],
+                fmt::format("DistributedOptimizer: all_reduce of gradient bucket {} ({} {} "
+                            "elements)",
+                            b,
+                            layout_.buckets[b].count,
+                            dtype_name(layout_.buckets[b].wire)));
             if (average_ && n > 1) {
-                detail::scale_in_place(storage_[b]->data(), layout_.buckets[b].count, layout_.buckets[b].wire, 1.0 / n);
+                detail::scale_in_place(storage_[b]->data(),
+                                       layout_.buckets[b].count,
+                                       layout_.buckets[b].wire,
+                                       1.0 / n);
             }
         }
         std::vector<Gradient> out(vars_.size());
@@ -155,7 +173,9 @@ public:
                 const Slot slot = layout_.slots[k];
                 const DType wire = layout_.buckets[slot.bucket].wire;
                 Tensor t = Tensor::view(storage_[slot.bucket],
-                                        static_cast<std::size_t>(slot.offset) * dtype_size(wire), v.shape(), wire);
+                                        static_cast<std::size_t>(slot.offset) * dtype_size(wire),
+                                        v.shape(),
+                                        wire);
                 if (wire != v.dtype()) t = t.cast(v.dtype());
                 out[k] = t.to(v.device());
             }
@@ -177,7 +197,8 @@ private:
         while (next_ < layout_.buckets.size() &&
                arrived_[next_] == static_cast<int64_t>(layout_.buckets[next_].members.size())) {
             const Bucket& b = layout_.buckets[next_];
-            pending_[next_] = detail::start_all_reduce(storage_[next_]->data(), b.count, b.wire, ReduceOp::sum);
+            pending_[next_] =
+                detail::start_all_reduce(storage_[next_]->data(), b.count, b.wire, ReduceOp::sum);
             ++next_;
             if (received_ < vars_.size()) ++started_early_;
         }
@@ -185,7 +206,8 @@ private:
 
     // MPI advances nonblocking collectives only inside its calls: poke the ones in flight.
     void progress() {
-        for (std::size_t b = 0; b < next_; ++b) pending_[b]->test();
+        for (std::size_t b = 0; b < next_; ++b)
+            pending_[b]->test();
     }
 
     Gradient gather_slices(std::size_t k) {
@@ -212,12 +234,13 @@ private:
     const Layout& layout_;
     const std::vector<Variable>& vars_;
     bool average_;
-    std::vector<Gradient> local_;   // sparse (or slot-less) local gradients
-    std::vector<int32_t> flags_;    // per variable: [dense here, sparse here]; then max over processes
+    std::vector<Gradient> local_;  // sparse (or slot-less) local gradients
+    std::vector<int32_t>
+        flags_;  // per variable: [dense here, sparse here]; then max over processes
     std::vector<int64_t> arrived_;  // per bucket
     std::vector<std::shared_ptr<Storage>> storage_;
     std::vector<std::unique_ptr<detail::Pending>> pending_;
-    std::size_t next_ = 0;  // the next bucket to start (NOTE [Bucket order])
+    std::size_t next_ = 0;           // the next bucket to start (NOTE [Bucket order])
     std::size_t received_ = 0;       // gradients added so far
     std::size_t started_early_ = 0;  // buckets started before the last gradient arrived
 
@@ -239,7 +262,8 @@ struct DistributedOptimizer::State {
 
     const Layout& layout_for(const std::vector<Variable>& vars, int64_t bucket_bytes) {
         std::vector<int64_t> ids;
-        for (const Variable& v : vars) ids.push_back(v.id());
+        for (const Variable& v : vars)
+            ids.push_back(v.id());
         if (!layout || layout->var_ids != ids || layout->sparse_ids != sparse_ids) {
             layout = make_layout(vars, sparse_ids, bucket_bytes);
         }
@@ -254,37 +278,44 @@ struct DistributedOptimizer::State {
         }
         if (fresh.empty()) return false;
         broadcast_variables(fresh, chief_rank());
-        for (const Variable& v : fresh) broadcast_ids.insert(v.id());
+        for (const Variable& v : fresh)
+            broadcast_ids.insert(v.id());
         return true;
     }
 };
 
-DistributedOptimizer::DistributedOptimizer(std::shared_ptr<train::Optimizer> inner, DistributedOptions options)
+DistributedOptimizer::DistributedOptimizer(std::shared_ptr<train::Optimizer> inner,
+                                           DistributedOptions options)
     : train::Optimizer(inner ? "Distributed" + inner->name() : "Distributed", 0.0, false),
       inner_(std::move(inner)),
       options_(options),
       state_(std::make_unique<State>()) {
-    if (!inner_) throw errors::InvalidArgumentError("DistributedOptimizer: the wrapped optimizer is null");
+    if (!inner_)
+        throw errors::InvalidArgumentError("DistributedOptimizer: the wrapped optimizer is null");
     if (options_.bucket_bytes <= 0) {
-        throw errors::InvalidArgumentError(
-            fmt::format("DistributedOptimizer: bucket_bytes must be positive, got {}", options_.bucket_bytes));
+        throw errors::InvalidArgumentError(fmt::format(
+            "DistributedOptimizer: bucket_bytes must be positive, got {}", options_.bucket_bytes));
     }
 }
 
 DistributedOptimizer::~DistributedOptimizer() = default;
 
-std::vector<train::GradAndVar> DistributedOptimizer::compute_gradients(const std::function<Tensor()>& loss_fn,
-                                                                       std::vector<Variable> var_list,
-                                                                       train::GateGradients /*all gates alike*/,
-                                                                       AggregationMethod aggregation_method) {
+std::vector<train::GradAndVar> DistributedOptimizer::compute_gradients(
+    const std::function<Tensor()>& loss_fn,
+    std::vector<Variable> var_list,
+    train::GateGradients /*all gates alike*/,
+    AggregationMethod aggregation_method) {
     return compute(loss_fn, std::move(var_list), aggregation_method).second;
 }
 
 std::pair<Tensor, std::vector<train::GradAndVar>> DistributedOptimizer::compute(
-    const std::function<Tensor()>& loss_fn, std::vector<Variable> var_list, AggregationMethod aggregation_method) {
+    const std::function<Tensor()>& loss_fn,
+    std::vector<Variable> var_list,
+    AggregationMethod aggregation_method) {
     if (!loss_fn) {
         throw errors::RuntimeError(
-            "`loss` passed to Optimizer.compute_gradients should be a function when eager execution is enabled.");
+            "`loss` passed to Optimizer.compute_gradients should be a function when eager "
+            "execution is enabled.");
     }
     if (!var_list.empty()) state_->broadcast_new(var_list);
     for (int attempt = 0;; ++attempt) {
@@ -301,12 +332,15 @@ std::pair<Tensor, std::vector<train::GradAndVar>> DistributedOptimizer::compute(
         Reducer reducer(layout, vars, options_.average);
         GradientOptions options;
         options.aggregation_method = aggregation_method;
-        stream_gradients(tape, loss, vars, options, [&](std::size_t k, const Gradient& g) { reducer.add(k, g); });
+        stream_gradients(tape, loss, vars, options, [&](std::size_t k, const Gradient& g) {
+            reducer.add(k, g);
+        });
         const std::vector<Gradient> reduced = reducer.finish();
         detail::last_reduce_stats() = reducer.stats();
         state_->sparse_ids.merge(reducer.sparse_ids());
         std::vector<train::GradAndVar> pairs;
-        for (std::size_t k = 0; k < vars.size(); ++k) pairs.push_back({reduced[k], vars[k]});
+        for (std::size_t k = 0; k < vars.size(); ++k)
+            pairs.push_back({reduced[k], vars[k]});
         return {loss, pairs};
     }
 }
@@ -315,16 +349,19 @@ std::vector<train::GradAndVar> DistributedOptimizer::reduce_gradients(
     const std::vector<train::GradAndVar>& grads_and_vars) {
     std::vector<Variable> vars;
     for (const train::GradAndVar& p : grads_and_vars) {
-        if (!p.variable.defined()) throw errors::InvalidArgumentError("reduce_gradients: a variable handle is empty");
+        if (!p.variable.defined())
+            throw errors::InvalidArgumentError("reduce_gradients: a variable handle is empty");
         vars.push_back(p.variable);
     }
     const Layout& layout = state_->layout_for(vars, options_.bucket_bytes);
     Reducer reducer(layout, vars, options_.average);
-    for (std::size_t k = vars.size(); k-- > 0;) reducer.add(k, grads_and_vars[k].gradient);
+    for (std::size_t k = vars.size(); k-- > 0;)
+        reducer.add(k, grads_and_vars[k].gradient);
     const std::vector<Gradient> reduced = reducer.finish();
     state_->sparse_ids.merge(reducer.sparse_ids());
     std::vector<train::GradAndVar> pairs;
-    for (std::size_t k = 0; k < vars.size(); ++k) pairs.push_back({reduced[k], vars[k]});
+    for (std::size_t k = 0; k < vars.size(); ++k)
+        pairs.push_back({reduced[k], vars[k]});
     return pairs;
 }
 
@@ -338,31 +375,45 @@ void DistributedOptimizer::apply_gradients(const std::vector<train::GradAndVar>&
     // the variables just updated are broadcast (the first step only, in the usual case).
     std::vector<Variable> sync = inner_->variables();
     if (sync.size() == before) return;
-    for (const train::GradAndVar& p : grads_and_vars) sync.push_back(p.variable);
+    for (const train::GradAndVar& p : grads_and_vars)
+        sync.push_back(p.variable);
     broadcast_variables(sync, chief_rank());
-    for (const Variable& v : sync) state_->broadcast_ids.insert(v.id());
+    for (const Variable& v : sync)
+        state_->broadcast_ids.insert(v.id());
 }
 
-Tensor DistributedOptimizer::minimize(const std::function<Tensor()>& loss_fn, std::vector<Variable> var_list,
-                                      std::optional<Variable> global_step, train::GateGradients /*gate*/,
+Tensor DistributedOptimizer::minimize(const std::function<Tensor()>& loss_fn,
+                                      std::vector<Variable> var_list,
+                                      std::optional<Variable> global_step,
+                                      train::GateGradients /*gate*/,
                                       AggregationMethod aggregation_method) {
     auto [loss, pairs] = compute(loss_fn, std::move(var_list), aggregation_method);
     apply_gradients(pairs, std::move(global_step));
     return loss;
 }
 
-std::optional<Variable> DistributedOptimizer::get_slot(const Variable& var, std::string_view slot_name) const {
+std::optional<Variable> DistributedOptimizer::get_slot(const Variable& var,
+                                                       std::string_view slot_name) const {
     return inner_->get_slot(var, slot_name);
 }
-std::vector<std::string> DistributedOptimizer::get_slot_names() const { return inner_->get_slot_names(); }
-int64_t DistributedOptimizer::iterations() const { return inner_->iterations(); }
-double DistributedOptimizer::current_learning_rate() const { return inner_->current_learning_rate(); }
-std::vector<Variable> DistributedOptimizer::variables() const { return inner_->variables(); }
+std::vector<std::string> DistributedOptimizer::get_slot_names() const {
+    return inner_->get_slot_names();
+}
+int64_t DistributedOptimizer::iterations() const {
+    return inner_->iterations();
+}
+double DistributedOptimizer::current_learning_rate() const {
+    return inner_->current_learning_rate();
+}
+std::vector<Variable> DistributedOptimizer::variables() const {
+    return inner_->variables();
+}
 
 void DistributedOptimizer::apply_dense(const Variable& var, const Tensor& /*grad*/) {
-    throw errors::InternalError(fmt::format(
-        "DistributedOptimizer::apply_dense('{}'): updates go through the wrapped optimizer; this is a tapeflow bug",
-        var.name()));
+    throw errors::InternalError(
+        fmt::format("DistributedOptimizer::apply_dense('{}'): updates go through the wrapped "
+                    "optimizer; this is a tapeflow bug",
+                    var.name()));
 }
 
 }  // namespace tapeflow::distribute

@@ -72,7 +72,8 @@ public:
         const auto [shape, dtype] = detail::decode_spec(get_string());
         const std::string_view data = get_string();
         if (data.size() != static_cast<std::size_t>(shape.num_elements()) * dtype_size(dtype)) {
-            throw errors::InternalError("a malformed parameter-server message arrived; this is a tapeflow bug");
+            throw errors::InternalError(
+                "a malformed parameter-server message arrived; this is a tapeflow bug");
         }
         return detail::tensor_from_bytes(data.data(), shape, dtype);
     }
@@ -80,7 +81,8 @@ public:
 private:
     std::string_view take(std::size_t n) {
         if (n > bytes_.size() - position_) {
-            throw errors::InternalError("a truncated parameter-server message arrived; this is a tapeflow bug");
+            throw errors::InternalError(
+                "a truncated parameter-server message arrived; this is a tapeflow bug");
         }
         const std::string_view out = bytes_.substr(position_, n);
         position_ += n;
@@ -100,8 +102,8 @@ struct ParameterServerStrategy::State {
     bool ps = false;
     int task = 0;
     int64_t next_index = 0;
-    std::vector<Variable> vars;                 // by index (on a ps: the master copy of its own)
-    std::map<int64_t, int64_t> index_of;        // variable id -> index
+    std::vector<Variable> vars;           // by index (on a ps: the master copy of its own)
+    std::map<int64_t, int64_t> index_of;  // variable id -> index
     std::map<std::string, train::Optimizer*> optimizers;  // registered, by name
     std::vector<std::unique_ptr<detail::Pending>> sends;  // in flight
     bool finished = false;
@@ -115,7 +117,8 @@ struct ParameterServerStrategy::State {
         std::erase_if(sends, [](const std::unique_ptr<detail::Pending>& p) { return p->test(); });
     }
     void wait_sends(std::string_view what) {
-        for (auto& p : sends) detail::wait(*p, what);
+        for (auto& p : sends)
+            detail::wait(*p, what);
         sends.clear();
     }
     void send(int dest, int tag, std::string bytes) {
@@ -126,9 +129,10 @@ struct ParameterServerStrategy::State {
     int64_t index(const Variable& v, std::string_view what) const {
         auto it = v.defined() ? index_of.find(v.id()) : index_of.end();
         if (it == index_of.end()) {
-            throw errors::InvalidArgumentError(fmt::format(
-                "{}: variable '{}' was not created by this strategy's create_variable", what,
-                v.defined() ? v.name() : std::string("<empty handle>")));
+            throw errors::InvalidArgumentError(
+                fmt::format("{}: variable '{}' was not created by this strategy's create_variable",
+                            what,
+                            v.defined() ? v.name() : std::string("<empty handle>")));
         }
         return it->second;
     }
@@ -139,10 +143,12 @@ struct ParameterServerStrategy::State {
         const std::string name(in.get_string());
         auto it = optimizers.find(name);
         if (it == optimizers.end()) {
-            throw errors::FailedPreconditionError(fmt::format(
-                "ps task {} has no optimizer named '{}': call strategy.register_optimizer(opt) on every "
-                "process before run_server()",
-                task, name));
+            throw errors::FailedPreconditionError(
+                fmt::format("ps task {} has no optimizer named '{}': call "
+                            "strategy.register_optimizer(opt) on every "
+                            "process before run_server()",
+                            task,
+                            name));
         }
         const auto count = in.get<uint32_t>();
         std::vector<train::GradAndVar> pairs;
@@ -162,7 +168,8 @@ struct ParameterServerStrategy::State {
         if (!pairs.empty()) it->second->apply_gradients(pairs);
     }
 
-    std::string answer_pull(Reader& in, const std::optional<std::pair<errors::Code, std::string>>& error) {
+    std::string answer_pull(Reader& in,
+                            const std::optional<std::pair<errors::Code, std::string>>& error) {
         Writer out;
         if (error) {
             out.put<uint8_t>(1);
@@ -177,15 +184,19 @@ struct ParameterServerStrategy::State {
             if (k < 0 || k >= static_cast<int64_t>(vars.size()) || ps_of(k) != task) {
                 out.put<uint8_t>(1);
                 out.put<int32_t>(static_cast<int32_t>(errors::Code::not_found));
-                out.put_string(fmt::format("ps task {} holds no variable number {} (it has created {})", task, k,
-                                           vars.size()));
+                out.put_string(
+                    fmt::format("ps task {} holds no variable number {} (it has created {})",
+                                task,
+                                k,
+                                vars.size()));
                 return out.take();
             }
             wanted.push_back(k);
         }
         out.put<uint8_t>(0);
         out.put<uint32_t>(count);
-        for (int64_t k : wanted) out.put_tensor(vars[static_cast<std::size_t>(k)].value());
+        for (int64_t k : wanted)
+            out.put_tensor(vars[static_cast<std::size_t>(k)].value());
         return out.take();
     }
 
@@ -203,12 +214,16 @@ struct ParameterServerStrategy::State {
     }
 };
 
-ParameterServerStrategy::ParameterServerStrategy(ClusterSpec cluster, std::string job_name, int task_index)
+ParameterServerStrategy::ParameterServerStrategy(ClusterSpec cluster,
+                                                 std::string job_name,
+                                                 int task_index)
     : state_(std::make_unique<State>()) {
     for (const auto& [job, tasks] : cluster.jobs) {
         if (job != "ps" && job != "worker") {
-            throw errors::InvalidArgumentError(fmt::format(
-                "ParameterServerStrategy: unknown job '{}' in the ClusterSpec (jobs are \"ps\" and \"worker\")", job));
+            throw errors::InvalidArgumentError(
+                fmt::format("ParameterServerStrategy: unknown job '{}' in the ClusterSpec (jobs "
+                            "are \"ps\" and \"worker\")",
+                            job));
         }
     }
     auto count = [&](const char* job) {
@@ -221,70 +236,101 @@ ParameterServerStrategy::ParameterServerStrategy(ClusterSpec cluster, std::strin
     s.num_workers = count("worker");
     if (s.num_ps < 1 || s.num_workers < 1) {
         throw errors::InvalidArgumentError(fmt::format(
-            "ParameterServerStrategy needs at least one ps and one worker task, got {} and {}", s.num_ps,
+            "ParameterServerStrategy needs at least one ps and one worker task, got {} and {}",
+            s.num_ps,
             s.num_workers));
     }
     if (job_name != "ps" && job_name != "worker") {
-        throw errors::InvalidArgumentError(
-            fmt::format("ParameterServerStrategy: job_name must be \"ps\" or \"worker\", got \"{}\"", job_name));
+        throw errors::InvalidArgumentError(fmt::format(
+            "ParameterServerStrategy: job_name must be \"ps\" or \"worker\", got \"{}\"",
+            job_name));
     }
     s.ps = job_name == "ps";
     const int tasks = s.ps ? s.num_ps : s.num_workers;
     if (task_index < 0 || task_index >= tasks) {
         throw errors::InvalidArgumentError(fmt::format(
-            "ParameterServerStrategy: task_index {} out of range for job \"{}\" with {} tasks", task_index, job_name,
+            "ParameterServerStrategy: task_index {} out of range for job \"{}\" with {} tasks",
+            task_index,
+            job_name,
             tasks));
     }
     s.task = task_index;
     if (s.num_ps + s.num_workers != size()) {
-        throw errors::InvalidArgumentError(fmt::format(
-            "ParameterServerStrategy: the cluster has {} ps and {} worker tasks but {} processes were launched; "
-            "launch with mpirun -np {}",
-            s.num_ps, s.num_workers, size(), s.num_ps + s.num_workers));
+        throw errors::InvalidArgumentError(
+            fmt::format("ParameterServerStrategy: the cluster has {} ps and {} worker tasks but {} "
+                        "processes were launched; "
+                        "launch with mpirun -np {}",
+                        s.num_ps,
+                        s.num_workers,
+                        size(),
+                        s.num_ps + s.num_workers));
     }
     detail::set_chief_rank(s.num_ps);  // worker task 0 writes the checkpoints
     const int expected = s.ps ? task_index : s.num_ps + task_index;
     if (expected != rank()) {
-        throw errors::InvalidArgumentError(fmt::format(
-            "ParameterServerStrategy: task {}:{} is rank {} (ps tasks first, then workers), but this process is "
-            "rank {}",
-            job_name, task_index, expected, rank()));
+        throw errors::InvalidArgumentError(
+            fmt::format("ParameterServerStrategy: task {}:{} is rank {} (ps tasks first, then "
+                        "workers), but this process is "
+                        "rank {}",
+                        job_name,
+                        task_index,
+                        expected,
+                        rank()));
     }
 }
 
 ParameterServerStrategy ParameterServerStrategy::from_mpi(int num_ps) {
     const int n = size();
     if (num_ps < 1 || num_ps >= n) {
-        throw errors::InvalidArgumentError(fmt::format(
-            "ParameterServerStrategy::from_mpi: num_ps must be in [1, {}) with {} processes, got {} (launch at "
-            "least num_ps + 1 processes with mpirun)",
-            n, n, num_ps));
+        throw errors::InvalidArgumentError(
+            fmt::format("ParameterServerStrategy::from_mpi: num_ps must be in [1, {}) with {} "
+                        "processes, got {} (launch at "
+                        "least num_ps + 1 processes with mpirun)",
+                        n,
+                        n,
+                        num_ps));
     }
     ClusterSpec cluster;
-    for (int r = 0; r < n; ++r) cluster.jobs[r < num_ps ? "ps" : "worker"].push_back(fmt::format("rank:{}", r));
+    for (int r = 0; r < n; ++r)
+        cluster.jobs[r < num_ps ? "ps" : "worker"].push_back(fmt::format("rank:{}", r));
     const int me = rank();
-    return ParameterServerStrategy(cluster, me < num_ps ? "ps" : "worker", me < num_ps ? me : me - num_ps);
+    return ParameterServerStrategy(
+        cluster, me < num_ps ? "ps" : "worker", me < num_ps ? me : me - num_ps);
 }
 
 ParameterServerStrategy::ParameterServerStrategy(ParameterServerStrategy&&) noexcept = default;
-ParameterServerStrategy& ParameterServerStrategy::operator=(ParameterServerStrategy&&) noexcept = default;
+ParameterServerStrategy& ParameterServerStrategy::operator=(ParameterServerStrategy&&) noexcept =
+    default;
 
 ParameterServerStrategy::~ParameterServerStrategy() {
     if (!state_ || state_->ps || state_->finished) return;
     try {
         finish();
     } catch (const std::exception& e) {
-        logging::warn("ParameterServerStrategy: worker {} could not finish cleanly: {}", state_->task, e.what());
+        logging::warn("ParameterServerStrategy: worker {} could not finish cleanly: {}",
+                      state_->task,
+                      e.what());
     }
 }
 
-bool ParameterServerStrategy::is_chief() const { return !state_->ps && state_->task == 0; }
-bool ParameterServerStrategy::is_ps() const { return state_->ps; }
-int ParameterServerStrategy::num_ps() const { return state_->num_ps; }
-int ParameterServerStrategy::num_workers() const { return state_->num_workers; }
-int ParameterServerStrategy::task_index() const { return state_->task; }
+bool ParameterServerStrategy::is_chief() const {
+    return !state_->ps && state_->task == 0;
+}
+bool ParameterServerStrategy::is_ps() const {
+    return state_->ps;
+}
+int ParameterServerStrategy::num_ps() const {
+    return state_->num_ps;
+}
+int ParameterServerStrategy::num_workers() const {
+    return state_->num_workers;
+}
+int ParameterServerStrategy::task_index() const {
+    return state_->task;
+}
 
-Variable ParameterServerStrategy::create_variable(const Tensor& initial_value, VariableOptions options) {
+Variable ParameterServerStrategy::create_variable(const Tensor& initial_value,
+                                                  VariableOptions options) {
     State& s = *state_;
     Variable v(initial_value, std::move(options));
     const int64_t k = s.next_index++;
@@ -306,23 +352,31 @@ void ParameterServerStrategy::run_server() {
     }
     std::vector<bool> done(static_cast<std::size_t>(s.num_workers), false);
     std::vector<Clock::time_point> heard(static_cast<std::size_t>(s.num_workers), Clock::now());
-    std::vector<std::optional<std::pair<errors::Code, std::string>>> failed(static_cast<std::size_t>(s.num_workers));
+    std::vector<std::optional<std::pair<errors::Code, std::string>>> failed(
+        static_cast<std::size_t>(s.num_workers));
     int remaining = s.num_workers;
     int idle = 0;
     while (remaining > 0) {
         std::optional<detail::Message> m = detail::try_receive(-1, s.tag_request);
         if (!m) {
             // Idle: back off from spinning to short sleeps, leaving the cores to the workers.
-            if (++idle > 64) std::this_thread::sleep_for(std::chrono::microseconds(idle > 1000 ? 1000 : 50));
+            if (++idle > 64)
+                std::this_thread::sleep_for(std::chrono::microseconds(idle > 1000 ? 1000 : 50));
             const auto now = Clock::now();
             const double limit = timeout_seconds();
             for (int w = 0; w < s.num_workers; ++w) {
-                const double silent = std::chrono::duration<double>(now - heard[static_cast<std::size_t>(w)]).count();
+                const double silent =
+                    std::chrono::duration<double>(now - heard[static_cast<std::size_t>(w)]).count();
                 if (!done[static_cast<std::size_t>(w)] && silent > limit) {
                     const std::string message = fmt::format(
-                        "ps task {}: worker task {} (rank {}) has sent nothing for {:.0f} s and has not finished: "
+                        "ps task {}: worker task {} (rank {}) has sent nothing for {:.0f} s and "
+                        "has not finished: "
                         "it probably died (timeout: TAPEFLOW_DIST_TIMEOUT_S = {} s)",
-                        s.task, w, s.rank_of_worker(w), silent, limit);
+                        s.task,
+                        w,
+                        s.rank_of_worker(w),
+                        silent,
+                        limit);
                     detail::mark_broken(message);
                     throw errors::UnavailableError(message);
                 }
@@ -340,11 +394,13 @@ void ParameterServerStrategy::run_server() {
                 try {
                     s.apply_push(in);
                 } catch (const errors::OpError& e) {  // reported to the worker at its next pull
-                    if (!failed[static_cast<std::size_t>(w)]) failed[static_cast<std::size_t>(w)] = {{e.code(), e.what()}};
+                    if (!failed[static_cast<std::size_t>(w)])
+                        failed[static_cast<std::size_t>(w)] = {{e.code(), e.what()}};
                 }
                 break;
             case Kind::pull:
-                s.send(m->source, s.tag_reply, s.answer_pull(in, failed[static_cast<std::size_t>(w)]));
+                s.send(
+                    m->source, s.tag_reply, s.answer_pull(in, failed[static_cast<std::size_t>(w)]));
                 failed[static_cast<std::size_t>(w)].reset();
                 break;
             case Kind::done:
@@ -356,10 +412,12 @@ void ParameterServerStrategy::run_server() {
     s.wait_sends(fmt::format("ps task {}: the last replies", s.task));
 }
 
-void ParameterServerStrategy::apply_gradients(train::Optimizer& optimizer,
-                                              const std::vector<train::GradAndVar>& grads_and_vars) {
+void ParameterServerStrategy::apply_gradients(
+    train::Optimizer& optimizer, const std::vector<train::GradAndVar>& grads_and_vars) {
     State& s = *state_;
-    if (s.ps) throw errors::FailedPreconditionError("apply_gradients is for workers; ps tasks call run_server()");
+    if (s.ps)
+        throw errors::FailedPreconditionError(
+            "apply_gradients is for workers; ps tasks call run_server()");
     std::vector<Writer> per_ps(static_cast<std::size_t>(s.num_ps));
     std::vector<uint32_t> counts(static_cast<std::size_t>(s.num_ps), 0);
     std::vector<std::vector<const train::GradAndVar*>> groups(static_cast<std::size_t>(s.num_ps));
@@ -390,14 +448,17 @@ void ParameterServerStrategy::apply_gradients(train::Optimizer& optimizer,
     }
     if (!any && !grads_and_vars.empty()) {
         std::string names;
-        for (const train::GradAndVar& p : grads_and_vars) names += fmt::format("{}'{}'", names.empty() ? "" : ", ", p.variable.name());
-        throw errors::InvalidArgumentError(fmt::format("No gradients provided for any variable: [{}].", names));
+        for (const train::GradAndVar& p : grads_and_vars)
+            names += fmt::format("{}'{}'", names.empty() ? "" : ", ", p.variable.name());
+        throw errors::InvalidArgumentError(
+            fmt::format("No gradients provided for any variable: [{}].", names));
     }
 }
 
 void ParameterServerStrategy::pull(const std::vector<Variable>& variables) {
     State& s = *state_;
-    if (s.ps) throw errors::FailedPreconditionError("pull is for workers; ps tasks hold the variables");
+    if (s.ps)
+        throw errors::FailedPreconditionError("pull is for workers; ps tasks hold the variables");
     std::vector<std::vector<int64_t>> wanted(static_cast<std::size_t>(s.num_ps));
     for (const Variable& v : variables) {
         const int64_t k = s.index(v, "ParameterServerStrategy::pull");
@@ -409,7 +470,8 @@ void ParameterServerStrategy::pull(const std::vector<Variable>& variables) {
         Writer out;
         out.put<uint8_t>(static_cast<uint8_t>(Kind::pull));
         out.put<uint32_t>(static_cast<uint32_t>(ks.size()));
-        for (int64_t k : ks) out.put<int64_t>(k);
+        for (int64_t k : ks)
+            out.put<int64_t>(k);
         s.send(ps, s.tag_request, out.take());
     }
     for (int ps = 0; ps < s.num_ps; ++ps) {
@@ -426,10 +488,14 @@ void ParameterServerStrategy::pull(const std::vector<Variable>& variables) {
             Variable v = s.vars[static_cast<std::size_t>(ks[i])];
             const Tensor value = in.get_tensor();
             if (value.shape() != v.shape() || value.dtype() != v.dtype()) {
-                throw errors::InvalidArgumentError(fmt::format(
-                    "pull: ps task {} holds variable {} as {}, this worker as {} (create the variables in the same "
-                    "order on every process)",
-                    ps, ks[i], detail::describe(value.shape(), value.dtype()), detail::describe(v.shape(), v.dtype())));
+                throw errors::InvalidArgumentError(
+                    fmt::format("pull: ps task {} holds variable {} as {}, this worker as {} "
+                                "(create the variables in the same "
+                                "order on every process)",
+                                ps,
+                                ks[i],
+                                detail::describe(value.shape(), value.dtype()),
+                                detail::describe(v.shape(), v.dtype())));
             }
             v.assign(value.to(v.device()));
         }

@@ -8,7 +8,8 @@ namespace tapeflow::distribute::detail {
 
 struct ReduceStats {
     std::size_t buckets = 0;
-    std::size_t started_before_last_gradient = 0;  // all-reduces started while gradients were pending
+    std::size_t started_before_last_gradient =
+        0;  // all-reduces started while gradients were pending
 };
 
 /// Of the last compute_gradients / minimize on this thread.

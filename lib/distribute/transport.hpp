@@ -55,12 +55,14 @@ bool transport_is_mpi();
 
 /// Reduction of `count` elements of `dtype` (float32/64, int32/64, uint8) into `data`, from `send`
 /// (nullptr: in place, from `data` itself).
-std::unique_ptr<Pending> start_all_reduce(void* data, int64_t count, DType dtype, ReduceOp op,
-                                          const void* send = nullptr);
+std::unique_ptr<Pending> start_all_reduce(
+    void* data, int64_t count, DType dtype, ReduceOp op, const void* send = nullptr);
 /// Root's `nbytes` bytes into everyone's `data`.
 std::unique_ptr<Pending> start_broadcast(void* data, int64_t nbytes, int root);
 /// Every process's `counts[r]` bytes, concatenated in rank order into `out` (sum of counts bytes).
-std::unique_ptr<Pending> start_all_gather(const void* mine, int64_t my_bytes, void* out,
+std::unique_ptr<Pending> start_all_gather(const void* mine,
+                                          int64_t my_bytes,
+                                          void* out,
                                           const std::vector<int64_t>& counts);
 std::unique_ptr<Pending> start_barrier();
 

@@ -1,8 +1,6 @@
 // The MPI transport (transport.hpp): the only file that includes <mpi.h>. Collectives run on a
 // private duplicate of MPI_COMM_WORLD with MPI_ERRORS_RETURN, so a failure becomes an
 // UnavailableError instead of an abort, and user MPI code cannot interleave with ours.
-#include <mpi.h>
-
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
@@ -10,6 +8,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <mpi.h>
 
 #include <tapeflow/core/error.hpp>
 
@@ -39,7 +38,8 @@ Group& group() {
 }
 
 bool launched_by_mpirun() {
-    for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS"}) {
+    for (const char* var :
+         {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS"}) {
         if (std::getenv(var) != nullptr) return true;
     }
     return false;
@@ -54,30 +54,40 @@ std::string mpi_error_string(int rc) {
 
 void check(int rc, std::string_view what) {
     if (rc == MPI_SUCCESS) return;
-    const std::string message = fmt::format("MPI error in {} on rank {}: {}", what, group().rank, mpi_error_string(rc));
+    const std::string message =
+        fmt::format("MPI error in {} on rank {}: {}", what, group().rank, mpi_error_string(rc));
     mark_broken(message);
     throw errors::UnavailableError(message);
 }
 
 MPI_Datatype mpi_type(DType dtype) {
     switch (dtype) {
-        case DType::float32: return MPI_FLOAT;
-        case DType::float64: return MPI_DOUBLE;
-        case DType::int32: return MPI_INT32_T;
-        case DType::int64: return MPI_INT64_T;
+        case DType::float32:
+            return MPI_FLOAT;
+        case DType::float64:
+            return MPI_DOUBLE;
+        case DType::int32:
+            return MPI_INT32_T;
+        case DType::int64:
+            return MPI_INT64_T;
         case DType::uint8:
-        case DType::bool_: return MPI_UINT8_T;
+        case DType::bool_:
+            return MPI_UINT8_T;
         default:
-            throw errors::InternalError(fmt::format("no MPI type for {}; this is a tapeflow bug", dtype_name(dtype)));
+            throw errors::InternalError(
+                fmt::format("no MPI type for {}; this is a tapeflow bug", dtype_name(dtype)));
     }
 }
 
 MPI_Op mpi_op(ReduceOp op) {
     switch (op) {
         case ReduceOp::sum:
-        case ReduceOp::mean: return MPI_SUM;  // mean divides afterwards (collectives.cpp)
-        case ReduceOp::max: return MPI_MAX;
-        case ReduceOp::min: return MPI_MIN;
+        case ReduceOp::mean:
+            return MPI_SUM;  // mean divides afterwards (collectives.cpp)
+        case ReduceOp::max:
+            return MPI_MAX;
+        case ReduceOp::min:
+            return MPI_MIN;
     }
     return MPI_SUM;
 }
@@ -103,7 +113,9 @@ public:
         if (done_ || requests_.empty()) return done_ = true;
         const std::lock_guard lock(group().mutex);
         int flag = 0;
-        check(MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &flag, MPI_STATUSES_IGNORE), what_);
+        check(MPI_Testall(
+                  static_cast<int>(requests_.size()), requests_.data(), &flag, MPI_STATUSES_IGNORE),
+              what_);
         done_ = flag != 0;
         return done_;
     }
@@ -120,7 +132,8 @@ bool use_mpi() {
     if (!g.initialized) transport_init(nullptr, nullptr);
     if (g.finalized) {
         throw errors::FailedPreconditionError(
-            "tf::distribute: the process group was finalized; collectives are unavailable after finalize()");
+            "tf::distribute: the process group was finalized; collectives are unavailable after "
+            "finalize()");
     }
     check_not_broken();
     return g.comm != MPI_COMM_NULL;
@@ -152,7 +165,8 @@ void transport_init(int* argc, char*** argv) {
     MPI_Comm_rank(g.comm, &g.rank);
     MPI_Comm_size(g.comm, &g.size);
     MPI_Comm node = MPI_COMM_NULL;
-    check(MPI_Comm_split_type(g.comm, MPI_COMM_TYPE_SHARED, g.rank, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+    check(MPI_Comm_split_type(g.comm, MPI_COMM_TYPE_SHARED, g.rank, MPI_INFO_NULL, &node),
+          "MPI_Comm_split_type");
     MPI_Comm_rank(node, &g.local_rank);
     MPI_Comm_size(node, &g.local_size);
     MPI_Comm_free(&node);
@@ -171,15 +185,29 @@ void transport_finalize() {
     if (g.started_mpi && !finalized) MPI_Finalize();
 }
 
-bool transport_initialized() { return group().initialized; }
-int transport_rank() { return group().rank; }
-int transport_size() { return group().size; }
-int transport_local_rank() { return group().local_rank; }
-int transport_local_size() { return group().local_size; }
-bool transport_is_mpi() { return true; }
+bool transport_initialized() {
+    return group().initialized;
+}
+int transport_rank() {
+    return group().rank;
+}
+int transport_size() {
+    return group().size;
+}
+int transport_local_rank() {
+    return group().local_rank;
+}
+int transport_local_size() {
+    return group().local_size;
+}
+bool transport_is_mpi() {
+    return true;
+}
 
-std::unique_ptr<Pending> start_all_reduce(void* data, int64_t count, DType dtype, ReduceOp op, const void* send) {
-    auto pending = std::make_unique<MpiPending>(fmt::format("all_reduce of {} {} elements", count, dtype_name(dtype)));
+std::unique_ptr<Pending> start_all_reduce(
+    void* data, int64_t count, DType dtype, ReduceOp op, const void* send) {
+    auto pending = std::make_unique<MpiPending>(
+        fmt::format("all_reduce of {} {} elements", count, dtype_name(dtype)));
     if (!use_mpi()) return pending;
     const MPI_Comm c = group().comm;
     const std::lock_guard lock(group().mutex);
@@ -190,7 +218,8 @@ std::unique_ptr<Pending> start_all_reduce(void* data, int64_t count, DType dtype
         const int n = static_cast<int>(std::min(kMaxChunk, count - begin));
         const void* chunk_from = from == nullptr ? MPI_IN_PLACE : from + begin * element;
         MPI_Request r = MPI_REQUEST_NULL;
-        check(MPI_Iallreduce(chunk_from, bytes + begin * element, n, mpi_type(dtype), mpi_op(op), c, &r),
+        check(MPI_Iallreduce(
+                  chunk_from, bytes + begin * element, n, mpi_type(dtype), mpi_op(op), c, &r),
               "MPI_Iallreduce");
         pending->requests_.push_back(r);
     }
@@ -198,7 +227,8 @@ std::unique_ptr<Pending> start_all_reduce(void* data, int64_t count, DType dtype
 }
 
 std::unique_ptr<Pending> start_broadcast(void* data, int64_t nbytes, int root) {
-    auto pending = std::make_unique<MpiPending>(fmt::format("broadcast of {} bytes from rank {}", nbytes, root));
+    auto pending = std::make_unique<MpiPending>(
+        fmt::format("broadcast of {} bytes from rank {}", nbytes, root));
     if (!use_mpi()) return pending;
     const MPI_Comm c = group().comm;
     const std::lock_guard lock(group().mutex);
@@ -212,11 +242,14 @@ std::unique_ptr<Pending> start_broadcast(void* data, int64_t nbytes, int root) {
     return pending;
 }
 
-std::unique_ptr<Pending> start_all_gather(const void* mine, int64_t my_bytes, void* out,
+std::unique_ptr<Pending> start_all_gather(const void* mine,
+                                          int64_t my_bytes,
+                                          void* out,
                                           const std::vector<int64_t>& counts) {
     auto pending = std::make_unique<MpiPending>(fmt::format("all_gather of {} bytes", my_bytes));
     if (!use_mpi()) {
-        if (my_bytes > 0) std::copy_n(static_cast<const char*>(mine), my_bytes, static_cast<char*>(out));
+        if (my_bytes > 0)
+            std::copy_n(static_cast<const char*>(mine), my_bytes, static_cast<char*>(out));
         return pending;
     }
     const MPI_Comm c = group().comm;
@@ -224,7 +257,8 @@ std::unique_ptr<Pending> start_all_gather(const void* mine, int64_t my_bytes, vo
     int64_t offset = 0;
     for (std::size_t r = 0; r < counts.size(); ++r) {
         if (offset + counts[r] > INT_MAX) {
-            throw errors::UnimplementedError("all_gather of more than 2 GiB in total is not supported");
+            throw errors::UnimplementedError(
+                "all_gather of more than 2 GiB in total is not supported");
         }
         recv_counts[r] = static_cast<int>(counts[r]);
         displs[r] = static_cast<int>(offset);
@@ -232,8 +266,15 @@ std::unique_ptr<Pending> start_all_gather(const void* mine, int64_t my_bytes, vo
     }
     const std::lock_guard lock(group().mutex);
     MPI_Request r = MPI_REQUEST_NULL;
-    check(MPI_Iallgatherv(mine, static_cast<int>(my_bytes), MPI_BYTE, out, recv_counts.data(), displs.data(),
-                          MPI_BYTE, c, &r),
+    check(MPI_Iallgatherv(mine,
+                          static_cast<int>(my_bytes),
+                          MPI_BYTE,
+                          out,
+                          recv_counts.data(),
+                          displs.data(),
+                          MPI_BYTE,
+                          c,
+                          &r),
           "MPI_Iallgatherv");
     pending->requests_.push_back(r);
     return pending;
@@ -251,17 +292,25 @@ std::unique_ptr<Pending> start_barrier() {
 }
 
 std::unique_ptr<Pending> start_send(int dest, int tag, std::string bytes) {
-    if (!use_mpi()) throw errors::UnavailableError(fmt::format("no process {} to send to: one process, not launched by mpirun", dest));
+    if (!use_mpi())
+        throw errors::UnavailableError(
+            fmt::format("no process {} to send to: one process, not launched by mpirun", dest));
     const MPI_Comm c = group().comm;
     if (bytes.size() > static_cast<std::size_t>(INT_MAX)) {
-        throw errors::UnimplementedError("a parameter-server message of more than 2 GiB is not supported");
+        throw errors::UnimplementedError(
+            "a parameter-server message of more than 2 GiB is not supported");
     }
     auto pending = std::make_unique<MpiPending>(
         fmt::format("send of {} bytes to rank {}", bytes.size(), dest), std::move(bytes));
     const std::lock_guard lock(group().mutex);
     MPI_Request r = MPI_REQUEST_NULL;
-    check(MPI_Isend(pending->keep_alive().data(), static_cast<int>(pending->keep_alive().size()), MPI_BYTE, dest,
-                    tag, c, &r),
+    check(MPI_Isend(pending->keep_alive().data(),
+                    static_cast<int>(pending->keep_alive().size()),
+                    MPI_BYTE,
+                    dest,
+                    tag,
+                    c,
+                    &r),
           "MPI_Isend");
     pending->requests_.push_back(r);
     return pending;
@@ -275,7 +324,11 @@ std::optional<Message> try_receive(int source, int tag) {
     MPI_Message handle = MPI_MESSAGE_NULL;
     {
         const std::lock_guard lock(group().mutex);
-        check(MPI_Improbe(source < 0 ? MPI_ANY_SOURCE : source, tag < 0 ? MPI_ANY_TAG : tag, c, &flag, &handle,
+        check(MPI_Improbe(source < 0 ? MPI_ANY_SOURCE : source,
+                          tag < 0 ? MPI_ANY_TAG : tag,
+                          c,
+                          &flag,
+                          &handle,
                           &status),
               "MPI_Improbe");
     }

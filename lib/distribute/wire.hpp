@@ -30,7 +30,8 @@ std::vector<std::string> all_gather_strings(const std::string& mine);
 std::string broadcast_string(const std::string& mine, int root);
 /// "[2,3] float32"
 std::string describe(const Shape& shape, DType dtype);
-/// Raises the tapeflow error type of `code` (errors that crossed processes as a code and a message).
+/// Raises the tapeflow error type of `code` (errors that crossed processes as a code and a
+/// message).
 [[noreturn]] void throw_error(errors::Code code, const std::string& message);
 
 /// Makes worker task 0 the chief (ParameterServerStrategy).

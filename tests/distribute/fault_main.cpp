@@ -3,10 +3,11 @@
 //   distribute_fault collective   rank 1 SIGKILLs itself during an all_reduce loop
 //   distribute_fault ps           worker task 1 SIGKILLs itself mid-training (needs 3 processes)
 // Each survivor that sees the error prints "FAULT-DETECTED rank <r> (<seconds> s): <message>".
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
+
 #include <unistd.h>
 
 #include <tapeflow/tapeflow.hpp>
@@ -20,8 +21,11 @@ using Clock = std::chrono::steady_clock;
 
 [[noreturn]] void report(const tf::errors::OpError& e, Clock::time_point since) {
     const double seconds = std::chrono::duration<double>(Clock::now() - since).count();
-    std::printf("FAULT-DETECTED rank %d (%.1f s): %s: %s\n", td::rank(), seconds,
-                tf::errors::code_name(e.code()), e.what());
+    std::printf("FAULT-DETECTED rank %d (%.1f s): %s: %s\n",
+                td::rank(),
+                seconds,
+                tf::errors::code_name(e.code()),
+                e.what());
     std::fflush(stdout);
     std::_Exit(0);  // MPI cannot finish with a dead peer
 }

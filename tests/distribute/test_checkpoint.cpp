@@ -1,13 +1,13 @@
 // Checkpoints in distributed training: only the chief writes, a restore reads on the chief and
 // gives every process its values (errors included), and DistributedOptimizer's slots created after
 // a restore take the chief's checkpointed values, so the replicas stay identical.
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <memory>
 #include <string>
-#include <unistd.h>
 #include <vector>
+
+#include <catch2/catch.hpp>
+#include <unistd.h>
 
 #include <tapeflow/tapeflow.hpp>
 #include <tapeflow/train/saver.hpp>
@@ -22,15 +22,19 @@ namespace {
 std::string shared_dir(const std::string& what) {
     const int64_t pid = td::rank() == 0 ? static_cast<int64_t>(::getpid()) : 0;
     const int64_t chief_pid = td::all_reduce(tf::constant(pid), td::ReduceOp::max).item<int64_t>();
-    return (std::filesystem::temp_directory_path() / ("tapeflow_dist_" + what + "_" + std::to_string(chief_pid)))
+    return (std::filesystem::temp_directory_path() /
+            ("tapeflow_dist_" + what + "_" + std::to_string(chief_pid)))
         .string();
 }
 
-float rank_value() { return 100.f + static_cast<float>(td::rank()); }
+float rank_value() {
+    return 100.f + static_cast<float>(td::rank());
+}
 
 }  // namespace
 
-TEST_CASE("Saver: the chief writes, restore gives every process the chief's values", "[distribute][checkpoint]") {
+TEST_CASE("Saver: the chief writes, restore gives every process the chief's values",
+          "[distribute][checkpoint]") {
     CHECK(td::chief_rank() == 0);
     CHECK(td::is_chief() == (td::rank() == 0));
     const std::string dir = shared_dir("saver");
@@ -40,16 +44,19 @@ TEST_CASE("Saver: the chief writes, restore gives every process the chief's valu
     CHECK(prefix == dir + "/model-7");
     td::barrier();
     CHECK(std::filesystem::exists(prefix + ".safetensors"));
-    CHECK(tf::train::load_variable(prefix, "ckpt_v").to_vector<float>() == std::vector<float>(3, 100.f));
+    CHECK(tf::train::load_variable(prefix, "ckpt_v").to_vector<float>() ==
+          std::vector<float>(3, 100.f));
     v.assign(tf::fill({3}, -1.f * rank_value()));
     saver.restore(prefix);
     CHECK(v.value().to_vector<float>() == std::vector<float>(3, 100.f));
     // A missing checkpoint: NotFoundError everywhere (the others learn it from the chief).
     CHECK_THROWS_AS(saver.restore(dir + "/nothing-1"), tf::errors::NotFoundError);
     if (td::size() > 1 && !td::is_chief()) {
-        CHECK_THROWS_WITH(saver.restore(dir + "/nothing-1"), Contains("raised on the chief, rank 0"));
+        CHECK_THROWS_WITH(saver.restore(dir + "/nothing-1"),
+                          Contains("raised on the chief, rank 0"));
     } else {
-        CHECK_THROWS_WITH(saver.restore(dir + "/nothing-1"), Contains("Failed to find any matching files"));
+        CHECK_THROWS_WITH(saver.restore(dir + "/nothing-1"),
+                          Contains("Failed to find any matching files"));
     }
     td::barrier();
     if (td::is_chief()) std::filesystem::remove_all(dir);
@@ -59,13 +66,16 @@ TEST_CASE("DistributedOptimizer after a restore: slots created later take the ch
           "[distribute][checkpoint]") {
     const std::string dir = shared_dir("slots");
     const tf::Tensor x = tf::fill({2, 2}, 1.0f + static_cast<float>(td::rank()));
-    auto loss = [&](const tf::Variable& w) { return tf::reduce_sum(tf::square(tf::matmul(x, w))); };
+    auto loss = [&](const tf::Variable& w) {
+        return tf::reduce_sum(tf::square(tf::matmul(x, w)));
+    };
     std::string prefix;
     std::vector<float> after_restore_step;
     {
         tf::Variable w(tf::fill({2, 2}, 0.5f), {.name = "slot_w"});
         td::DistributedOptimizer opt(std::make_shared<tf::train::MomentumOptimizer>(0.01, 0.9));
-        for (int i = 0; i < 2; ++i) opt.minimize([&] { return loss(w); }, {w});
+        for (int i = 0; i < 2; ++i)
+            opt.minimize([&] { return loss(w); }, {w});
         prefix = tf::train::Saver().save(dir + "/model", 2);
         // The reference: the third step from the live state.
         opt.minimize([&] { return loss(w); }, {w});
@@ -80,9 +90,11 @@ TEST_CASE("DistributedOptimizer after a restore: slots created later take the ch
         CHECK(w.value().to_vector<float>() != std::vector<float>(4, rank_value()));
         opt.minimize([&] { return loss(w); }, {w});
         const std::vector<float> got = w.value().to_vector<float>();
-        for (std::size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(after_restore_step[i]).epsilon(1e-6));
+        for (std::size_t i = 0; i < got.size(); ++i)
+            CHECK(got[i] == Approx(after_restore_step[i]).epsilon(1e-6));
         const std::vector<float> slot = opt.get_slot(w, "momentum")->value().to_vector<float>();
-        const std::vector<float> chief_slot = td::broadcast(tf::constant(slot, {4}), td::chief_rank()).to_vector<float>();
+        const std::vector<float> chief_slot =
+            td::broadcast(tf::constant(slot, {4}), td::chief_rank()).to_vector<float>();
         CHECK(slot == chief_slot);
     }
     td::barrier();

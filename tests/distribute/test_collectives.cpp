@@ -1,10 +1,10 @@
 // tf::distribute collectives against the single-process result, run by meson without mpirun (one
 // process) and under mpirun -np 2 and -np 4: every process computes locally what the reduction of
 // all processes' inputs must be and compares. Every process runs every case in the same order.
-#include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -18,7 +18,8 @@ namespace {
 // Process r's input: element i is (r + 1) * (i % 7) - 3 * r, in `dtype`.
 tf::Tensor input_of(int r, const tf::Shape& shape, tf::DType dtype) {
     std::vector<double> v(static_cast<std::size_t>(shape.num_elements()));
-    for (std::size_t i = 0; i < v.size(); ++i) v[i] = (r + 1) * static_cast<double>(i % 7) - 3.0 * r;
+    for (std::size_t i = 0; i < v.size(); ++i)
+        v[i] = (r + 1) * static_cast<double>(i % 7) - 3.0 * r;
     return tf::constant(v, shape, tf::DType::float64).cast(dtype);
 }
 
@@ -35,7 +36,8 @@ std::vector<double> expected(ReduceOp op, const tf::Shape& shape, tf::DType dtyp
         }
     }
     if (op == ReduceOp::mean) {
-        for (double& a : acc) a /= n;
+        for (double& a : acc)
+            a /= n;
     }
     return acc;
 }
@@ -52,19 +54,28 @@ TEST_CASE("rank, size and local_rank describe the process group", "[distribute]"
     CHECK(td::timeout_seconds() > 0);
 }
 
-TEST_CASE("all_reduce: sum, mean, max, min for every numeric dtype and several shapes", "[distribute]") {
-    const std::vector<tf::Shape> shapes{tf::Shape{}, tf::Shape{0}, tf::Shape{3, 5}, tf::Shape{2, 1, 4},
-                                        tf::Shape{70001}};
-    for (tf::DType dtype : {tf::DType::float32, tf::DType::float64, tf::DType::float16, tf::DType::bfloat16,
-                            tf::DType::int32, tf::DType::int64, tf::DType::uint8}) {
+TEST_CASE("all_reduce: sum, mean, max, min for every numeric dtype and several shapes",
+          "[distribute]") {
+    const std::vector<tf::Shape> shapes{
+        tf::Shape{}, tf::Shape{0}, tf::Shape{3, 5}, tf::Shape{2, 1, 4}, tf::Shape{70001}};
+    for (tf::DType dtype : {tf::DType::float32,
+                            tf::DType::float64,
+                            tf::DType::float16,
+                            tf::DType::bfloat16,
+                            tf::DType::int32,
+                            tf::DType::int64,
+                            tf::DType::uint8}) {
         for (ReduceOp op : {ReduceOp::sum, ReduceOp::mean, ReduceOp::max, ReduceOp::min}) {
             if (op == ReduceOp::mean && !tf::is_floating(dtype)) continue;
-            if (dtype == tf::DType::uint8 && op == ReduceOp::sum) continue;  // wraps around; max/min cover it
+            if (dtype == tf::DType::uint8 && op == ReduceOp::sum)
+                continue;  // wraps around; max/min cover it
             for (const tf::Shape& shape : shapes) {
-                INFO(tf::dtype_name(dtype) << " op " << static_cast<int>(op) << " shape " << shape.debug_string());
-                const tf::Tensor in = dtype == tf::DType::uint8
-                                          ? tf::abs(input_of(td::rank(), shape, tf::DType::float64)).cast(dtype)
-                                          : input_of(td::rank(), shape, dtype);
+                INFO(tf::dtype_name(dtype)
+                     << " op " << static_cast<int>(op) << " shape " << shape.debug_string());
+                const tf::Tensor in =
+                    dtype == tf::DType::uint8
+                        ? tf::abs(input_of(td::rank(), shape, tf::DType::float64)).cast(dtype)
+                        : input_of(td::rank(), shape, dtype);
                 const tf::Tensor out = td::all_reduce(in, op);
                 REQUIRE(out.shape() == shape);
                 REQUIRE(out.dtype() == dtype);
@@ -72,18 +83,23 @@ TEST_CASE("all_reduce: sum, mean, max, min for every numeric dtype and several s
                 if (dtype == tf::DType::uint8) {
                     want = tf::abs(input_of(0, shape, tf::DType::float64)).to_vector<double>();
                     for (int r = 1; r < td::size(); ++r) {
-                        const auto x = tf::abs(input_of(r, shape, tf::DType::float64)).to_vector<double>();
+                        const auto x =
+                            tf::abs(input_of(r, shape, tf::DType::float64)).to_vector<double>();
                         for (std::size_t i = 0; i < want.size(); ++i) {
-                            want[i] = op == ReduceOp::max ? std::max(want[i], x[i]) : std::min(want[i], x[i]);
+                            want[i] = op == ReduceOp::max ? std::max(want[i], x[i])
+                                                          : std::min(want[i], x[i]);
                         }
                     }
                 } else {
                     want = expected(op, shape, dtype);
                 }
                 const std::vector<double> got = out.to_vector<double>();
-                const double tol = dtype == tf::DType::bfloat16 ? 0.05 : dtype == tf::DType::float16 ? 0.01 : 1e-6;
+                const double tol = dtype == tf::DType::bfloat16  ? 0.05
+                                   : dtype == tf::DType::float16 ? 0.01
+                                                                 : 1e-6;
                 for (std::size_t i = 0; i < got.size(); ++i) {
-                    // Integer mean is excluded; float16/bfloat16 are reduced in float32, rounded once.
+                    // Integer mean is excluded; float16/bfloat16 are reduced in float32, rounded
+                    // once.
                     REQUIRE(got[i] == Approx(want[i]).epsilon(tol).margin(tol));
                 }
             }
@@ -93,8 +109,10 @@ TEST_CASE("all_reduce: sum, mean, max, min for every numeric dtype and several s
 
 TEST_CASE("all_reduce of bool: max is any, min is all", "[distribute]") {
     const tf::Tensor mine = tf::constant({td::rank() == 0, true, false});
-    CHECK(td::all_reduce(mine, ReduceOp::max).to_vector<bool>() == std::vector<bool>{true, true, false});
-    CHECK(td::all_reduce(mine, ReduceOp::min).to_vector<bool>() == std::vector<bool>{td::size() == 1, true, false});
+    CHECK(td::all_reduce(mine, ReduceOp::max).to_vector<bool>() ==
+          std::vector<bool>{true, true, false});
+    CHECK(td::all_reduce(mine, ReduceOp::min).to_vector<bool>() ==
+          std::vector<bool>{td::size() == 1, true, false});
 }
 
 TEST_CASE("broadcast: root's tensor everywhere, whatever the others passed", "[distribute]") {
@@ -108,8 +126,10 @@ TEST_CASE("broadcast: root's tensor everywhere, whatever the others passed", "[d
     CHECK(out.to_vector<float>() == input_of(root, {4, 3}, tf::DType::float32).to_vector<float>());
 }
 
-TEST_CASE("all_gather: uneven first dimensions, in rank order, including empty ones", "[distribute]") {
-    for (tf::DType dtype : {tf::DType::float32, tf::DType::int64, tf::DType::float16, tf::DType::bool_}) {
+TEST_CASE("all_gather: uneven first dimensions, in rank order, including empty ones",
+          "[distribute]") {
+    for (tf::DType dtype :
+         {tf::DType::float32, tf::DType::int64, tf::DType::float16, tf::DType::bool_}) {
         // Process r has r rows (rank 0: none) of 3 columns.
         const tf::Tensor mine = input_of(td::rank(), {td::rank(), 3}, dtype);
         const std::vector<tf::Tensor> all = td::all_gather(mine);
@@ -127,32 +147,44 @@ TEST_CASE("broadcast_variables: every process gets root's values", "[distribute]
     tf::Variable a(input_of(td::rank(), {2, 3}, tf::DType::float32), {.name = "bv_a"});
     tf::Variable b(input_of(td::rank(), {5}, tf::DType::float64), {.name = "bv_b"});
     td::broadcast_variables({a, b});
-    CHECK(a.value().to_vector<float>() == input_of(0, {2, 3}, tf::DType::float32).to_vector<float>());
-    CHECK(b.value().to_vector<double>() == input_of(0, {5}, tf::DType::float64).to_vector<double>());
+    CHECK(a.value().to_vector<float>() ==
+          input_of(0, {2, 3}, tf::DType::float32).to_vector<float>());
+    CHECK(b.value().to_vector<double>() ==
+          input_of(0, {5}, tf::DType::float64).to_vector<double>());
     td::barrier();
 }
 
 TEST_CASE("shard: each process reads its part of a dataset", "[distribute]") {
     auto ds = td::shard(tf::data::from_tensor_slices({tf::range(0, 12, 1, tf::DType::int32)}));
     std::vector<int32_t> mine;
-    for (const auto& element : ds) mine.push_back(element[0].item<int32_t>());
-    const int64_t total = td::all_reduce(tf::constant(static_cast<int64_t>(mine.size())), ReduceOp::sum).item<int64_t>();
+    for (const auto& element : ds)
+        mine.push_back(element[0].item<int32_t>());
+    const int64_t total =
+        td::all_reduce(tf::constant(static_cast<int64_t>(mine.size())), ReduceOp::sum)
+            .item<int64_t>();
     CHECK(total == 12);
-    for (int32_t v : mine) CHECK(v % td::size() == td::rank());
+    for (int32_t v : mine)
+        CHECK(v % td::size() == td::rank());
 }
 
-TEST_CASE("collectives: bad arguments raise InvalidArgumentError on every process", "[distribute][errors]") {
-    CHECK_THROWS_WITH(td::all_reduce(tf::constant({1, 2}), ReduceOp::mean), Contains("needs a floating dtype"));
-    CHECK_THROWS_AS(td::all_reduce(tf::constant({true}), ReduceOp::sum), tf::errors::InvalidArgumentError);
-    CHECK_THROWS_WITH(td::broadcast(tf::constant(1.f), td::size()), Contains("root must be in [0, "));
+TEST_CASE("collectives: bad arguments raise InvalidArgumentError on every process",
+          "[distribute][errors]") {
+    CHECK_THROWS_WITH(td::all_reduce(tf::constant({1, 2}), ReduceOp::mean),
+                      Contains("needs a floating dtype"));
+    CHECK_THROWS_AS(td::all_reduce(tf::constant({true}), ReduceOp::sum),
+                    tf::errors::InvalidArgumentError);
+    CHECK_THROWS_WITH(td::broadcast(tf::constant(1.f), td::size()),
+                      Contains("root must be in [0, "));
     CHECK_THROWS_AS(td::all_reduce(tf::Tensor()), tf::errors::InvalidArgumentError);
     CHECK_THROWS_AS(td::set_timeout_seconds(-1), tf::errors::InvalidArgumentError);
     if (td::size() > 1) {
         // Different shapes: every process learns every shape, by rank.
         const tf::Tensor mine = tf::zeros({td::rank() + 1});
-        CHECK_THROWS_WITH(td::all_reduce(mine), Contains("every process must pass the same shape and dtype") &&
-                                                    Contains("rank 0: [1] float32") && Contains("rank 1: [2] float32"));
-        const tf::Tensor typed = td::rank() == 0 ? tf::zeros({2}) : tf::zeros({2}, tf::DType::float64);
+        CHECK_THROWS_WITH(td::all_reduce(mine),
+                          Contains("every process must pass the same shape and dtype") &&
+                              Contains("rank 0: [1] float32") && Contains("rank 1: [2] float32"));
+        const tf::Tensor typed =
+            td::rank() == 0 ? tf::zeros({2}) : tf::zeros({2}, tf::DType::float64);
         CHECK_THROWS_AS(td::all_reduce(typed), tf::errors::InvalidArgumentError);
         CHECK_THROWS_WITH(td::all_gather(typed), Contains("same dtype"));
     }
@@ -160,7 +192,8 @@ TEST_CASE("collectives: bad arguments raise InvalidArgumentError on every proces
     CHECK(td::all_reduce(tf::constant(1.f)).item<float>() == static_cast<float>(td::size()));
 }
 
-TEST_CASE("all_reduce of CUDA tensors: NCCL, or host staging when the GPUs cannot be used", "[distribute][gpu]") {
+TEST_CASE("all_reduce of CUDA tensors: NCCL, or host staging when the GPUs cannot be used",
+          "[distribute][gpu]") {
     // Every process takes the same branch: the GPU count is a property of the machine image.
     if (!tf::cuda::is_available()) {
         WARN("no usable GPU: the CUDA path of all_reduce is not exercised here");
@@ -176,7 +209,8 @@ TEST_CASE("all_reduce of CUDA tensors: NCCL, or host staging when the GPUs canno
             CHECK(out.device() == gpu);
             const std::vector<double> got = out.to_vector<double>();
             const std::vector<double> want = expected(op, {1000}, dtype);
-            for (std::size_t i = 0; i < got.size(); ++i) REQUIRE(got[i] == Approx(want[i]).epsilon(0.01).margin(0.01));
+            for (std::size_t i = 0; i < got.size(); ++i)
+                REQUIRE(got[i] == Approx(want[i]).epsilon(0.01).margin(0.01));
         }
     }
 }
