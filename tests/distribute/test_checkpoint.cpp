@@ -100,3 +100,31 @@ TEST_CASE("DistributedOptimizer after a restore: slots created later take the ch
     td::barrier();
     if (td::is_chief()) std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("MonitoredTrainingSession: the chief restores, every process resumes from its values",
+          "[distribute][checkpoint]") {
+    const std::string dir = shared_dir("mts");
+    const tf::train::MonitoredTrainingSessionOptions options{
+        .checkpoint_dir = dir, .save_summaries_steps = std::nullopt, .log_step_count_steps = 0};
+    {
+        tf::Variable w(tf::fill({2}, 1.f), {.name = "mts_w"});
+        tf::train::MonitoredTrainingSession session(options);
+        CHECK_FALSE(session.restored_from().has_value());
+        session.run([&] {
+            w.assign(tf::fill({2}, 5.f));
+            tf::train::get_or_create_global_step().assign_add(tf::constant(int64_t{1}));
+            return tf::constant(0.f);
+        });
+        session.close();  // the final checkpoint (a new global step), written by the chief
+    }
+    td::barrier();
+    {
+        tf::Variable w(tf::fill({2}, rank_value()), {.name = "mts_w"});
+        tf::train::MonitoredTrainingSession session(options);
+        CHECK(session.restored_from().has_value());
+        CHECK(w.value().to_vector<float>() == std::vector<float>(2, 5.f));
+        session.close();
+    }
+    td::barrier();
+    if (td::is_chief()) std::filesystem::remove_all(dir);
+}
