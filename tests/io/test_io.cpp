@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <tapeflow/tapeflow.hpp>
 
 #include "io/crc32c.hpp"
@@ -18,7 +20,8 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string temp_dir(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / ("tapeflow_test_io_" + name);
+    const fs::path dir = fs::temp_directory_path() /
+                         ("tapeflow_test_io_" + std::to_string(::getpid()) + "_" + name);
     fs::remove_all(dir);
     fs::create_directories(dir);
     return dir.string();

@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <tapeflow/tapeflow.hpp>
 
 #include "tapeflow_proto/event.pb.h"
@@ -22,7 +24,8 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string temp_dir(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / ("tapeflow_test_summary_" + name);
+    const fs::path dir = fs::temp_directory_path() /
+                         ("tapeflow_test_summary_" + std::to_string(::getpid()) + "_" + name);
     fs::remove_all(dir);
     return dir.string();
 }
