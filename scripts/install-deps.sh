@@ -10,6 +10,7 @@ packages=(
     libfmt-dev catch2 libbenchmark-dev
     libprotobuf-dev protobuf-compiler
     libpng-dev zlib1g-dev nlohmann-json3-dev
+    libopenmpi-dev openmpi-bin
     python3 clang-tools-19
 )
 [[ "${1:-}" == "--with-torch" ]] && packages+=(libtorch-dev)

@@ -37,4 +37,5 @@
 #include <tapeflow/train/monitored_session.hpp>
 #include <tapeflow/train/hooks.hpp>
 #include <tapeflow/keras/optimizers.hpp>
+#include <tapeflow/distribute.hpp>
 #include <tapeflow/version.hpp>

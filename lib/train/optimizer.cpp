@@ -46,15 +46,6 @@ std::string quoted_names(const std::vector<Variable>& vars) {
     return fmt::format("[{}]", fmt::join(q, ", "));
 }
 
-void check_loss(const Tensor& loss) {
-    if (!loss.defined()) throw errors::InvalidArgumentError("The loss function returned an undefined tensor");
-    if (!is_floating(loss.dtype())) {
-        throw errors::InvalidArgumentError(fmt::format(
-            "Invalid type {} for loss, expected one of [float16, bfloat16, float32, float64].",
-            dtype_name(loss.dtype())));
-    }
-}
-
 void check_loss_fn(const std::function<Tensor()>& loss_fn) {
     if (!loss_fn) {
         throw errors::RuntimeError(
@@ -64,6 +55,15 @@ void check_loss_fn(const std::function<Tensor()>& loss_fn) {
 }
 
 }  // namespace
+
+void check_loss(const Tensor& loss) {
+    if (!loss.defined()) throw errors::InvalidArgumentError("The loss function returned an undefined tensor");
+    if (!is_floating(loss.dtype())) {
+        throw errors::InvalidArgumentError(fmt::format(
+            "Invalid type {} for loss, expected one of [float16, bfloat16, float32, float64].",
+            dtype_name(loss.dtype())));
+    }
+}
 
 void check_hyperparameter(bool ok, const std::string& message) {
     if (!ok) throw errors::InvalidArgumentError(message);

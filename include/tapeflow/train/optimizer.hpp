@@ -31,6 +31,8 @@ enum class GateGradients { gate_none, gate_op, gate_graph };
 
 class Optimizer {
 public:
+    // The public entry points are virtual so that a wrapper (tf::distribute::DistributedOptimizer)
+    // can stand in for the optimizer it wraps.
     virtual ~Optimizer();
     Optimizer(const Optimizer&) = delete;
     Optimizer& operator=(const Optimizer&) = delete;
@@ -40,7 +42,7 @@ public:
 
     /// Runs `loss_fn` under a GradientTape and returns one (gradient, variable) pair per variable
     /// of var_list (default: the trainable variables loss_fn read); gradients may be undefined.
-    std::vector<GradAndVar> compute_gradients(const std::function<Tensor()>& loss_fn,
+    virtual std::vector<GradAndVar> compute_gradients(const std::function<Tensor()>& loss_fn,
                                               std::vector<Variable> var_list = {},
                                               GateGradients gate_gradients = GateGradients::gate_op,
                                               AggregationMethod aggregation_method = AggregationMethod::default_);
@@ -48,26 +50,26 @@ public:
     /// Applies the gradients in list order; undefined gradients are skipped (InvalidArgumentError
     /// "No gradients provided for any variable: ..." when all are). `global_step` (an int64 scalar
     /// variable) is incremented once after all updates.
-    void apply_gradients(const std::vector<GradAndVar>& grads_and_vars,
+    virtual void apply_gradients(const std::vector<GradAndVar>& grads_and_vars,
                          std::optional<Variable> global_step = {});
 
     /// compute_gradients + apply_gradients; returns the loss.
-    Tensor minimize(const std::function<Tensor()>& loss_fn, std::vector<Variable> var_list = {},
+    virtual Tensor minimize(const std::function<Tensor()>& loss_fn, std::vector<Variable> var_list = {},
                     std::optional<Variable> global_step = {},
                     GateGradients gate_gradients = GateGradients::gate_op,
                     AggregationMethod aggregation_method = AggregationMethod::default_);
 
     /// The slot variable, or nullopt for an unknown variable or slot name.
-    std::optional<Variable> get_slot(const Variable& var, std::string_view slot_name) const;
+    virtual std::optional<Variable> get_slot(const Variable& var, std::string_view slot_name) const;
     /// The names of the slots created so far, sorted.
-    std::vector<std::string> get_slot_names() const;
+    virtual std::vector<std::string> get_slot_names() const;
     /// apply_gradients calls so far. The Keras family keeps it in an int64 state variable
     /// "<optimizer name>/iteration" (as Keras 3 does), so checkpoints save and restore it.
-    int64_t iterations() const;
+    virtual int64_t iterations() const;
     /// The learning rate of the last apply_gradients (before the first: the value at iterations()).
-    double current_learning_rate() const;
+    virtual double current_learning_rate() const;
     /// Slots and non-slot state (e.g. Adam's beta1_power), sorted by name: what checkpoints save.
-    std::vector<Variable> variables() const;
+    virtual std::vector<Variable> variables() const;
 
 protected:
     Optimizer(std::string_view name, LearningRate learning_rate, bool use_locking);
@@ -138,5 +140,7 @@ private:
 void check_hyperparameter(bool ok, const std::string& message);
 /// A constant learning rate must be a non-negative finite number.
 void check_learning_rate(const LearningRate& learning_rate);
+/// A loss must be a defined floating tensor (InvalidArgumentError with TensorFlow's message).
+void check_loss(const Tensor& loss);
 
 }  // namespace tapeflow::train

@@ -10,10 +10,12 @@
 
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/core/logging.hpp>
+#include <tapeflow/distribute.hpp>
 #include <tapeflow/train/hooks.hpp>
 #include <tapeflow/train/saver.hpp>
 #include <tapeflow/train/training_util.hpp>
 
+#include "distribute/wire.hpp"
 #include "io/file_util.hpp"
 #include "train/checkpoint/restore.hpp"
 #include "train/checkpoint/session_support.hpp"
@@ -63,7 +65,18 @@ MonitoredTrainingSession::MonitoredTrainingSession(MonitoredTrainingSessionOptio
     }
     if (!dir.empty()) {
         io::make_dirs(dir);
-        state_->pending = restore_latest(dir, restored_from_);
+        if (distribute::size() == 1) {
+            state_->pending = restore_latest(dir, restored_from_);
+        } else {  // the chief restores, every process takes its values (docs/distributed.md)
+            const std::string from = distribute::detail::run_on_chief([&] {
+                state_->pending = restore_latest(dir, restored_from_);
+                return restored_from_.value_or("");
+            });
+            if (!from.empty()) {
+                restored_from_ = from;
+                distribute::broadcast_variables(global_variables(), distribute::chief_rank());
+            }
+        }
         CheckpointSaverHookOptions saver{.checkpoint_dir = dir, .max_to_keep = options_.max_to_keep};
         if (options_.save_checkpoint_secs && *options_.save_checkpoint_secs > 0) {
             saver.save_secs = *options_.save_checkpoint_secs;

@@ -12,7 +12,9 @@
 
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/core/logging.hpp>
+#include <tapeflow/distribute.hpp>
 
+#include "distribute/wire.hpp"
 #include "io/file_util.hpp"
 #include "train/checkpoint/checkpoint_state.hpp"
 #include "train/checkpoint/restore.hpp"
@@ -86,6 +88,8 @@ std::vector<std::pair<std::string, Variable>> Saver::targets() const {
 std::string Saver::save(const std::string& save_path, std::optional<int64_t> global_step) {
     if (save_path.empty()) throw errors::InvalidArgumentError("Saver.save: save_path is empty");
     const std::string prefix = global_step ? fmt::format("{}-{}", save_path, *global_step) : save_path;
+    // Distributed training: only the chief writes (docs/distributed.md, Checkpoints).
+    if (!distribute::is_chief()) return prefix;
     const std::string dir = ckpt::prefix_dir(prefix);
     io::make_dirs(dir);
     std::vector<std::pair<std::string, Tensor>> tensors;
@@ -110,14 +114,27 @@ std::string Saver::save(const std::string& save_path, std::optional<int64_t> glo
 }
 
 void Saver::restore(const std::string& save_path) {
-    const std::string file = ckpt::checkpoint_file_name(save_path);
-    if (!file_exists(file)) {
-        throw errors::NotFoundError(fmt::format("Failed to find any matching files for {}", save_path));
+    auto from_file = [&] {
+        const std::string file = ckpt::checkpoint_file_name(save_path);
+        if (!file_exists(file)) {
+            throw errors::NotFoundError(fmt::format("Failed to find any matching files for {}", save_path));
+        }
+        std::shared_ptr<ckpt::CheckpointReader> reader = ckpt::CheckpointReader::open(file);
+        const ckpt::RestoreOutcome outcome = ckpt::restore_variables(*reader, targets(), /*strict=*/true);
+        pending_.reset();
+        if (mode_ == Mode::all_globals) pending_ = ckpt::defer_restore(reader, outcome.not_live);
+        return std::string();
+    };
+    if (distribute::size() == 1) {
+        from_file();
+        return;
     }
-    std::shared_ptr<ckpt::CheckpointReader> reader = ckpt::CheckpointReader::open(file);
-    const ckpt::RestoreOutcome outcome = ckpt::restore_variables(*reader, targets(), /*strict=*/true);
-    pending_.reset();
-    if (mode_ == Mode::all_globals) pending_ = ckpt::defer_restore(reader, outcome.not_live);
+    // Distributed training: the chief reads the file (its errors reach every process), then every
+    // process takes the chief's values (docs/distributed.md, Checkpoints).
+    distribute::detail::run_on_chief(from_file);
+    std::vector<Variable> vars;
+    for (const auto& [name, var] : targets()) vars.push_back(var);
+    distribute::broadcast_variables(vars, distribute::chief_rank());
 }
 
 std::vector<std::string> Saver::last_checkpoints() const { return last_; }
