@@ -287,20 +287,32 @@ TEST_CASE("ParameterServerStrategy: asynchronous training converges on the tutor
         return tf::reduce_mean(tf::nn::sigmoid_cross_entropy_with_logits(y, logits(x)));
     };
     const float initial = loss_on(test_x, test_y).item<float>();
-    for (int step = 0; step < 300; ++step) {
+    auto accuracy_now = [&] {
+        const tf::Tensor predicted =
+            tf::cast(tf::greater(logits(test_x), tf::constant(0.f)), tf::DType::float32);
+        return tf::reduce_mean(tf::cast(tf::equal(predicted, test_y), tf::DType::float32))
+            .item<float>();
+    };
+    // Asynchronous: how far the ps has got when this worker looks depends on scheduling (an
+    // oversubscribed machine let one worker finish 300 steps while most pushes still queued), so
+    // each worker trains until its view has converged, within a cap.
+    float final_loss = initial;
+    float accuracy = 0;
+    int step = 0;
+    for (; step < 3000; ++step) {
         const tf::Tensor x =
             tf::random::uniform({32, 2}, 0, 1, tf::DType::float32, 1000 * td::rank() + step);
         const tf::Tensor y = labels_of(x);
         strategy.apply_gradients(opt, opt.compute_gradients([&] { return loss_on(x, y); }, vars));
         strategy.pull(vars);
+        if (step >= 200 && step % 50 == 0) {
+            final_loss = loss_on(test_x, test_y).item<float>();
+            accuracy = accuracy_now();
+            if (final_loss < 0.5f * initial && accuracy >= 0.9f) break;
+        }
     }
-    const float final_loss = loss_on(test_x, test_y).item<float>();
-    const tf::Tensor predicted =
-        tf::cast(tf::greater(logits(test_x), tf::constant(0.f)), tf::DType::float32);
-    const float accuracy =
-        tf::reduce_mean(tf::cast(tf::equal(predicted, test_y), tf::DType::float32)).item<float>();
     INFO("worker " << strategy.task_index() << ": loss " << initial << " -> " << final_loss
-                   << ", accuracy " << accuracy);
+                   << ", accuracy " << accuracy << " after " << step << " steps");
     CHECK(final_loss < 0.5f * initial);
     CHECK(accuracy >= 0.9f);
     CHECK(opt.iterations() == 0);  // the ps applied the updates, not the worker
