@@ -166,7 +166,7 @@ private:
     std::optional<double> loss_;
     std::chrono::steady_clock::time_point start_;
     std::chrono::steady_clock::time_point last_draw_;
-    bool drawn_ = false;
+    std::optional<int64_t> drawn_step_;
 };
 
 }  // namespace tapeflow::train
