@@ -10,7 +10,7 @@ packages=(
     libfmt-dev catch2 libbenchmark-dev
     libprotobuf-dev protobuf-compiler
     libpng-dev zlib1g-dev nlohmann-json3-dev
-    python3
+    python3 python3-numpy
 )
 [[ "${1:-}" == "--with-torch" ]] && packages+=(libtorch-dev)
 
