@@ -197,3 +197,21 @@ TEST_CASE("ProgressBarHook: the bar's text, plain lines when not a terminal", "[
     CHECK_THAT(text, Contains("[=>  ] 1/4  25%") && Contains("[====] 4/4 100%") && Contains("loss 0.5\n"));
     CHECK(std::count(text.begin(), text.end(), '\n') == 4);  // one line per step, the last not repeated
 }
+
+TEST_CASE("hooks used without checkpoint_dir keep one event file", "[checkpoint][hooks]") {
+    const std::string dir = ckpt_test::fresh_dir("hooks_standalone");
+    Counter c;
+    {
+        t::MonitoredTrainingSession s({.hooks = {std::make_shared<t::SummarySaverHook>(
+                                                     t::SummarySaverHookOptions{.output_dir = dir, .save_steps = 1}),
+                                                 std::make_shared<t::StepCounterHook>(
+                                                     t::StepCounterHookOptions{.every_n_steps = 2, .output_dir = dir})}});
+        for (int i = 0; i < 4; ++i) c.run(s, 1.f);
+    }
+    int files = 0;
+    for (const auto& e : fs::directory_iterator(dir)) files += e.path().filename().string().starts_with("events.out") ? 1 : 0;
+    CHECK(files == 1);
+    const auto events = events_in(dir);
+    CHECK(steps_of(events, "loss") == std::vector<int64_t>{0, 1, 2, 3});
+    CHECK(steps_of(events, "global_step/sec") == std::vector<int64_t>{2, 4});
+}
