@@ -1,11 +1,14 @@
-// Checkpoint cost (issue 9's suite): Saver::save and Saver::restore of 64 MiB of float32 variables
-// (16 x 1M), next to the machine's limits measured the same way (the same bytes written with
-// io::write_file_atomically: temp file, fsync, rename, what a crash-safe save must do at least;
-// read back with one read() per file) and LibTorch's torch::save / torch::load of the same
-// tensors (no fsync). Files go to the system temp folder.
+// Checkpoint cost (issues 7 and 9): Saver::save and Saver::restore of 100 MiB of float32 variables
+// (25 x 1M), next to a plain buffered file copy of the same bytes (std::FILE fwrite without fsync,
+// fread), the crash-safe minimum (io::write_file_atomically: temp file, fsync, rename), one read()
+// per file, and LibTorch's torch::save / torch::load of the same tensors (no fsync). Files go to
+// the system temp folder.
 //   build/benchmarks/bench_checkpoint --benchmark_format=json > ckpt.json && benchmarks/compare.py
 //   ckpt.json
+#include <cstdio>
 #include <filesystem>
+#include <utility>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
@@ -20,7 +23,7 @@ namespace tf = tapeflow;
 
 namespace {
 
-constexpr int kVariables = 16;
+constexpr int kVariables = 25;
 constexpr int64_t kElements = int64_t{1} << 20;
 constexpr int64_t kBytes = kVariables * kElements * 4;
 
@@ -59,6 +62,33 @@ void BM_limit_write(benchmark::State& state) {
     state.SetBytesProcessed(state.iterations() * kBytes);
 }
 
+// The issue's reference: a plain buffered copy of the same bytes (no fsync, no rename).
+void BM_plain_write(benchmark::State& state) {
+    auto vars = make_variables();
+    const std::string path = folder() + "/plain.bin";
+    for (auto _ : state) {
+        std::FILE* f = std::fopen(path.c_str(), "wb");
+        for (const auto& v : vars) std::fwrite(v.value().raw_data(), 1, kElements * 4, f);
+        std::fclose(f);
+    }
+    state.SetBytesProcessed(state.iterations() * kBytes);
+}
+
+void BM_plain_read(benchmark::State& state) {
+    auto vars = make_variables();
+    const std::string path = folder() + "/plain_read.bin";
+    std::FILE* out = std::fopen(path.c_str(), "wb");
+    for (const auto& v : vars) std::fwrite(v.value().raw_data(), 1, kElements * 4, out);
+    std::fclose(out);
+    std::vector<char> bytes(kBytes);
+    for (auto _ : state) {
+        std::FILE* f = std::fopen(path.c_str(), "rb");
+        benchmark::DoNotOptimize(std::fread(bytes.data(), 1, bytes.size(), f));
+        std::fclose(f);
+    }
+    state.SetBytesProcessed(state.iterations() * kBytes);
+}
+
 void BM_tapeflow_restore(benchmark::State& state) {
     auto vars = make_variables();
     tf::train::Saver saver(vars, tf::train::SaverOptions{.max_to_keep = 1});
@@ -92,19 +122,16 @@ void BM_limit_read(benchmark::State& state) {
 int main(int argc, char** argv) {
     benchmark::Initialize(&argc, argv);
     benchmark::AddCustomContext("libtorch", torch_checkpoint_cases::available() ? "yes" : "no");
-    benchmark::RegisterBenchmark("checkpoint/save_64MiB/tapeflow", BM_tapeflow_save)
-        ->UseRealTime()
-        ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark("checkpoint/save_64MiB/limit_write_fsync", BM_limit_write)
-        ->UseRealTime()
-        ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark("checkpoint/restore_64MiB/tapeflow", BM_tapeflow_restore)
-        ->UseRealTime()
-        ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark("checkpoint/restore_64MiB/limit_read", BM_limit_read)
-        ->UseRealTime()
-        ->Unit(benchmark::kMillisecond);
-    torch_checkpoint_cases::register_save_restore("64MiB", kVariables, kElements, folder());
+    const std::pair<const char*, void (*)(benchmark::State&)> cases[] = {
+        {"checkpoint/save_100MiB/tapeflow", BM_tapeflow_save},
+        {"checkpoint/save_100MiB/plain_fwrite", BM_plain_write},
+        {"checkpoint/save_100MiB/limit_write_fsync", BM_limit_write},
+        {"checkpoint/restore_100MiB/tapeflow", BM_tapeflow_restore},
+        {"checkpoint/restore_100MiB/plain_fread", BM_plain_read},
+        {"checkpoint/restore_100MiB/limit_read", BM_limit_read}};
+    for (const auto& [name, fn] : cases)
+        benchmark::RegisterBenchmark(name, fn)->UseRealTime()->Unit(benchmark::kMillisecond);
+    torch_checkpoint_cases::register_save_restore("100MiB", kVariables, kElements, folder());
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     std::filesystem::remove_all(folder());

@@ -11,7 +11,7 @@ packages=(
     libprotobuf-dev protobuf-compiler
     libpng-dev zlib1g-dev nlohmann-json3-dev
     libopenmpi-dev openmpi-bin
-    python3 clang-tools-19
+    python3 python3-numpy clang-tools-19
 )
 [[ "${1:-}" == "--with-torch" ]] && packages+=(libtorch-dev)
 

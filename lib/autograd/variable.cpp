@@ -141,6 +141,16 @@ void notify_variable_observers(Variable& created) {
     for (const auto& fn : fns) fn(created);
 }
 
+void replace_variable_value(Variable& var, Tensor value) {
+    VariableState& s = *var.state();
+    if (!value.defined() || value.shape() != s.value.shape() || value.dtype() != s.value.dtype() ||
+        value.device() != s.value.device()) {
+        bad_update(s, "replace the value of", value.defined() ? value : s.value);
+    }
+    const std::lock_guard lock(s.mutex);
+    s.value = std::move(value);
+}
+
 }  // namespace detail
 
 // ---- Variable ----

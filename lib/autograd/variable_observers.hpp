@@ -1,6 +1,6 @@
-// Variable-creation observers: callbacks run right after a Variable is constructed and named.
-// Checkpoints use them for deferred restore (optimizer slots and EMA shadows created after a
-// restore get their saved values at creation). Internal: not part of the public API.
+// Internal variable hooks for checkpoints: creation observers (callbacks run right after a Variable
+// is constructed and named: deferred restore of optimizer slots and EMA shadows created after a
+// restore) and a copy-free value replacement for restores. Not part of the public API.
 #pragma once
 
 #include <cstdint>
@@ -19,5 +19,10 @@ int64_t add_variable_observer(VariableCreatedFn fn);
 void remove_variable_observer(int64_t id);
 /// Runs the observers for a just-created variable (called by the Variable constructor).
 void notify_variable_observers(Variable& created);
+
+/// Makes `value` (a fresh tensor nobody else writes: same shape, dtype and device as the variable)
+/// the variable's buffer without copying it — a restore's freshly read tensors. Earlier reads keep
+/// the old buffer, as with assign().
+void replace_variable_value(Variable& var, Tensor value);
 
 }  // namespace tapeflow::detail

@@ -1,6 +1,7 @@
 // make_dirs and write_file_atomically on POSIX calls, errors mapped to tapeflow's error types.
 #include "io/file_util.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -42,10 +43,15 @@ void write_file_atomically(const std::string& path, std::span<const std::string_
     const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) fail("cannot create", tmp, errno);
+    // Large files: start the write-back of every kWriteBack bytes while writing the next ones, so
+    // the final fsync waits for the disk only for the tail (Linux sync_file_range; a hint only).
+    constexpr std::size_t kWriteBack = std::size_t{8} << 20;
+    std::size_t written = 0, flushed = 0;
     for (const std::string_view bytes : pieces) {
         std::size_t done = 0;
         while (done < bytes.size()) {
-            const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+            const std::size_t len = std::min(bytes.size() - done, kWriteBack);
+            const ssize_t n = ::write(fd, bytes.data() + done, len);
             if (n < 0 && errno == EINTR) continue;
             if (n < 0) {
                 const int err = errno;
@@ -54,6 +60,14 @@ void write_file_atomically(const std::string& path, std::span<const std::string_
                 fail("cannot write", tmp, err);
             }
             done += static_cast<std::size_t>(n);
+            written += static_cast<std::size_t>(n);
+#if defined(__linux__)
+            if (written - flushed >= kWriteBack) {
+                ::sync_file_range(fd, static_cast<off_t>(flushed), static_cast<off_t>(written - flushed),
+                                  SYNC_FILE_RANGE_WRITE);
+                flushed = written;
+            }
+#endif
         }
     }
     const bool synced = ::fsync(fd) == 0;

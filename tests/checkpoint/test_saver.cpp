@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <random>
 
 #include "checkpoint/checkpoint_test_util.hpp"
 #include "io/crc32c.hpp"
@@ -147,4 +148,19 @@ TEST_CASE("the default Saver restores slots created after restore() (deferred re
     // The first update creates the slots and the iteration counter: they take the saved values.
     opt.minimize([&] { return tf::reduce_sum(w.value() * w.value()); }, {w});
     CHECK(opt.iterations() == iterations + 1);
+}
+
+TEST_CASE("crc32c: the 3-stream hardware path agrees with the portable one on checkpoint-sized buffers",
+          "[checkpoint][crc]") {
+    std::mt19937 rng(11);
+    std::string buf(3 * 8192 * 2 + 3 * 256 * 3 + 1000, '\0');
+    for (char& c : buf) c = static_cast<char>(rng());
+    for (const std::size_t n : {std::size_t{767}, std::size_t{768}, std::size_t{24575}, std::size_t{24576},
+                                std::size_t{24576 + 768 + 13}, std::size_t{49152}, buf.size() - 8}) {
+        for (std::size_t off = 0; off < 8; off += 3) {
+            INFO(n << " bytes at offset " << off);
+            CHECK(tf::io::crc32c_extend(0x12345678u, buf.data() + off, n) ==
+                  tf::io::crc32c_extend_portable(0x12345678u, buf.data() + off, n));
+        }
+    }
 }

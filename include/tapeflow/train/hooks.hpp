@@ -87,7 +87,8 @@ public:
 
 private:
     SummarySaverHookOptions options_;
-    int64_t step_ = 0;  // the global step the current run started at
+    int64_t step_ = 0;              // the global step the current run started at
+    std::shared_ptr<void> writer_;  // keeps the directory's event file open
 };
 
 /// Raises NanLossDuringTrainingError ("NaN loss during training.") when a step's result has a NaN
@@ -134,6 +135,7 @@ public:
 
 private:
     StepCounterHookOptions options_;
+    std::shared_ptr<void> writer_;  // keeps the directory's event file open
     std::optional<int64_t> last_step_;
     std::chrono::steady_clock::time_point last_time_;
 };
@@ -166,7 +168,7 @@ private:
     std::optional<double> loss_;
     std::chrono::steady_clock::time_point start_;
     std::chrono::steady_clock::time_point last_draw_;
-    bool drawn_ = false;
+    std::optional<int64_t> drawn_step_;
 };
 
 }  // namespace tapeflow::train

@@ -130,9 +130,16 @@ Tensor CheckpointReader::read(const TensorEntry& entry) const {
     Tensor t = Tensor::empty(entry.shape, *entry.dtype);
     const std::size_t n = static_cast<std::size_t>(entry.end - entry.begin);
     if (n == 0) return t;
-    source_->read(data_start_ + entry.begin, t.mutable_raw_data(), n);
+    // Chunks: each one's CRC is computed while it is still in cache.
+    constexpr std::size_t kChunk = std::size_t{1} << 20;
+    auto* dst = static_cast<char*>(t.mutable_raw_data());
+    uint32_t crc = 0;
+    for (std::size_t done = 0; done < n; done += kChunk) {
+        const std::size_t len = std::min(kChunk, n - done);
+        source_->read(data_start_ + entry.begin + done, dst + done, len);
+        if (entry.crc) crc = io::crc32c_extend(crc, dst + done, len);
+    }
     if (entry.crc) {
-        const uint32_t crc = io::crc32c_extend(0, t.raw_data(), n);
         if (crc != *entry.crc) {
             throw errors::DataLossError(fmt::format(
                 "Corrupt checkpoint {}: tensor '{}' fails its CRC check (stored {:08x}, computed {:08x})", file_,

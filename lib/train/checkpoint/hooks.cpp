@@ -132,10 +132,14 @@ void SummarySaverHook::before_run(int64_t step) { step_ = step; }
 void SummarySaverHook::after_run(int64_t /*step*/, const Tensor& result) {
     // Written at the step the run started from, as TensorFlow's hook does.
     if (step_ % options_.save_steps != 0) return;
-    if (const auto loss = session::scalar_value(result)) session::shared_writer(options_.output_dir).scalar("loss", *loss, step_);
+    if (const auto loss = session::scalar_value(result)) {
+        session::kept_writer(options_.output_dir, writer_).scalar("loss", *loss, step_);
+    }
 }
 
-void SummarySaverHook::end() { session::shared_writer(options_.output_dir).flush(); }
+void SummarySaverHook::end() {
+    if (writer_) session::kept_writer(options_.output_dir, writer_).flush();
+}
 
 // ---- NanTensorHook ----
 
@@ -187,7 +191,9 @@ void StepCounterHook::after_run(int64_t step, const Tensor& /*result*/) {
     const double elapsed = seconds_since(last_time_);
     const double rate = elapsed > 0 ? static_cast<double>(step - *last_step_) / elapsed : 0.0;
     logging::info("global_step/sec: {:.4g}", rate);
-    if (!options_.output_dir.empty()) session::shared_writer(options_.output_dir).scalar("global_step/sec", rate, step);
+    if (!options_.output_dir.empty()) {
+        session::kept_writer(options_.output_dir, writer_).scalar("global_step/sec", rate, step);
+    }
     last_step_ = step;
     last_time_ = Clock::now();
 }

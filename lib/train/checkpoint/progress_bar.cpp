@@ -66,7 +66,7 @@ void ProgressBarHook::draw(int64_t step, bool final_line) {
     }
     std::fflush(options_.stream);
     last_draw_ = Clock::now();
-    drawn_ = true;
+    drawn_step_ = step;
 }
 
 void ProgressBarHook::after_run(int64_t step, const Tensor& result) {
@@ -76,12 +76,17 @@ void ProgressBarHook::after_run(int64_t step, const Tensor& result) {
     const double since = std::chrono::duration<double>(Clock::now() - last_draw_).count();
     const bool due = since >= (tty_ ? options_.refresh_secs : options_.refresh_secs_plain);
     const bool finished = options_.total_steps > 0 && step >= options_.total_steps;
-    if (due || !drawn_ || finished) draw(step, false);
+    if (due || !drawn_step_ || (finished && drawn_step_ != step)) draw(step, false);
 }
 
 void ProgressBarHook::end() {
     if (!start_step_) return;
-    draw(last_step_, true);
+    if (drawn_step_ != last_step_) {
+        draw(last_step_, true);
+    } else if (tty_) {
+        fmt::print(options_.stream, "\n");  // keep the finished bar, end its line
+        std::fflush(options_.stream);
+    }
 }
 
 }  // namespace tapeflow::train

@@ -53,7 +53,14 @@ RestoreOutcome restore_variables(const CheckpointReader& reader,
     std::vector<Tensor> values;
     values.reserve(plan.size());
     for (const auto& [var, e] : plan) values.push_back(reader.read(*e));
-    for (std::size_t i = 0; i < plan.size(); ++i) Variable(plan[i].first).assign(values[i]);
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+        Variable var = plan[i].first;
+        if (var.device().is_cpu()) {
+            detail::replace_variable_value(var, std::move(values[i]));  // no copy: the tensor is fresh
+        } else {
+            var.assign(values[i]);
+        }
+    }
     for (const TensorEntry& e : reader.header().tensors) {
         if (used.count(e.name) == 0) out.not_live.push_back(e.name);
     }

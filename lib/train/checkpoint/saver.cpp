@@ -37,7 +37,7 @@ void remove_stale_temporaries(const std::string& dir, const std::string& stem) {
         const std::size_t tmp = name.rfind(".tmp.");
         if (!(name.starts_with(stem) || name.starts_with("checkpoint.")) || tmp == std::string::npos) continue;
         const std::string pid_text = name.substr(tmp + 5);
-        if (pid_text.empty() || !std::all_of(pid_text.begin(), pid_text.end(), ::isdigit)) continue;
+        if (pid_text.empty() || pid_text.size() > 9 || !std::all_of(pid_text.begin(), pid_text.end(), ::isdigit)) continue;
         const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
         if (pid == ::getpid() || (::kill(pid, 0) != 0 && errno == ESRCH)) fs::remove(entry.path(), ec);
     }

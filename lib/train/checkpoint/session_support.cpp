@@ -21,6 +21,12 @@ summary::SummaryWriter shared_writer(const std::string& dir) {
     return writer;
 }
 
+summary::SummaryWriter kept_writer(const std::string& dir, std::shared_ptr<void>& keep) {
+    summary::SummaryWriter writer = shared_writer(dir);
+    keep = writer.impl();
+    return writer;
+}
+
 std::optional<double> scalar_value(const Tensor& result) {
     if (!result.defined() || result.num_elements() != 1 || result.dtype() == DType::bool_) return std::nullopt;
     return result.item<double>();

@@ -3,6 +3,7 @@
 // result, and the current global step.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -13,6 +14,8 @@ namespace tapeflow::train::session {
 
 /// The live writer of `dir`, created when there is none (it closes with its last handle).
 summary::SummaryWriter shared_writer(const std::string& dir);
+/// shared_writer(dir), kept open by `keep` (a hook's member) so that later calls reuse its file.
+summary::SummaryWriter kept_writer(const std::string& dir, std::shared_ptr<void>& keep);
 
 /// The value of a one-element numeric result; nullopt for anything else.
 std::optional<double> scalar_value(const Tensor& result);
