@@ -178,6 +178,7 @@ TEST_CASE("ProgressBarHook: the bar's text, plain lines when not a terminal", "[
     t::ProgressBarHook bar({.total_steps = 200, .width = 10});
     CHECK(bar.render(50, 25.0, 0.125) == "[==>       ] 50/200  25%  25 steps/s  ETA 0:00:06  loss 0.125");
     CHECK(bar.render(200, 25.0, std::nullopt) == "[==========] 200/200 100%  25 steps/s");
+    CHECK(bar.render(200, 0.0, std::nullopt) == "[==========] 200/200 100%");  // resumed, nothing ran
     t::ProgressBarHook unknown({.width = 10});
     CHECK(unknown.render(7, 2.5, 1.5) == "step 7  2.5 steps/s  loss 1.5");
 

@@ -46,7 +46,8 @@ std::string ProgressBarHook::render(int64_t step, double steps_per_sec, std::opt
     } else {
         text = fmt::format("step {}", step);
     }
-    text += fmt::format("  {:.3g} steps/s", steps_per_sec);
+    // No rate before any step ran (a resumed job with nothing left to do drew "0 steps/s").
+    if (steps_per_sec > 0) text += fmt::format("  {:.3g} steps/s", steps_per_sec);
     if (total > 0 && steps_per_sec > 0 && step < total) {
         text += "  ETA " + clock_text(static_cast<double>(total - step) / steps_per_sec);
     }
