@@ -4,6 +4,7 @@
 // SAME rules and the errors.
 #include <catch2/catch.hpp>
 
+#include <cblas.h>
 #include <omp.h>
 
 #include <tapeflow/tapeflow.hpp>
@@ -147,7 +148,10 @@ TEST_CASE("conv2d and its gradients over many blocks match direct loops on any t
                 const auto grads = tape.gradient(tf::reduce_sum(y * tf::stop_gradient(g)), {x, f});
                 return std::tuple{values(y), values(grads[0]), values(grads[1]), g};
             };
+            const int blas_threads = openblas_get_num_threads();
             const auto [y, dx, df, g] = run();
+            // The kernels hold OpenBLAS to one thread only while they run.
+            CHECK(openblas_get_num_threads() == blas_threads);
             const auto& ys = g.shape().dims();
             const auto ref = reference_conv(x, f, k.stride, k.dilation, k.pad_top, k.pad_left,
                                             ys[1], ys[2]);

@@ -32,10 +32,7 @@ template void gemm<double>(bool, bool, int64_t, int64_t, int64_t, const double*,
 template <class T>
 void parallel_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a,
                    int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc) {
-    // OpenBLAS itself threads products above 4 x 65536 multiply-adds (GEMM_MULTITHREAD_THRESHOLD x
-    // SMP_THRESHOLD_MIN); below that one thread is faster. Slices are multiples of 16 (its tiles).
-    constexpr double kThreadedGemm = 262144.0;
-    constexpr int64_t kTile = 16;
+    constexpr int64_t kTile = 16;  // slices are multiples of OpenBLAS's tiles
     const int64_t threads = cpu_threads();
     const int64_t longer = std::max(m, n);
     if (threads <= 1) {  // one tapeflow thread: OpenBLAS gets no more
@@ -44,7 +41,7 @@ void parallel_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, 
         return;
     }
     if (longer < 2 * kTile ||
-        static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <= kThreadedGemm) {
+        static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <= kThreadedGemmMnk) {
         gemm<T>(trans_a, trans_b, m, n, k, a, lda, b, ldb, T(0), c, ldc);
         return;
     }

@@ -36,6 +36,10 @@ void parallel_gemms(int64_t units, const Body& body) {
     parallel_for(units, 1, body);
 }
 
+/// OpenBLAS runs a gemm with m*n*k at most this on the calling thread (GEMM_MULTITHREAD_THRESHOLD
+/// 4 x SMP_THRESHOLD_MIN 65536): below it one thread is faster, above it slicing pays.
+inline constexpr double kThreadedGemmMnk = 262144.0;
+
 /// gemm with C = op(A) op(B) (beta 0) cut into one slice per thread along the longer of m and n,
 /// each slice on its own thread; small products run on the caller.
 template <class T>

@@ -19,9 +19,6 @@
 namespace tapeflow::cpu {
 namespace {
 
-// OpenBLAS runs a gemm with m*n*k at most this on the calling thread (GEMM_MULTITHREAD_THRESHOLD
-// 4 x SMP_THRESHOLD_MIN 65536), so batches of such products are worth spreading over threads.
-constexpr double kSingleThreadGemm = 262144.0;
 constexpr int64_t kParallelFlops = 1 << 18;  // multiply-adds per thread before a loop goes parallel
 
 // One call's products: C[i] = op(A[a_index[i]]) op(B[b_index[i]]) for each output batch i.
@@ -144,7 +141,7 @@ void run_blas(const Gemm& g, const T* a, const T* b, T* c) {
                   g.n, g.k, g.ta, g.tb, sliced);
     };
     const double mnk = static_cast<double>(a_size) * static_cast<double>(g.n);
-    if (g.batch < cpu_threads() && mnk > kSingleThreadGemm) {  // a few large products: slice each
+    if (g.batch < cpu_threads() && mnk > kThreadedGemmMnk) {  // a few large products: slice each
         for (int64_t i = 0; i < g.batch; ++i) product(i, true);
         return;
     }
