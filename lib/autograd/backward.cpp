@@ -12,9 +12,18 @@
 //
 // NOTE [Un-broadcasting]: formulas return gradients in the broadcast (output) shape; the engine
 // sums them down to each input's recorded shape (sum_to_shape), so no formula handles broadcasting.
+//
+// NOTE [Vectorized jacobians]: jacobian() seeds one walk with a stack of one-hot output gradients
+// ([n, *target.shape]) and every gradient of the walk carries that extra leading dim (batch_dims =
+// 1): the whole jacobian in one walk instead of n (TensorFlow's pfor, JAX's vmap of the vjp). Rows
+// flagged `batchable` run once on the batched gradients; any other formula (and custom gradients)
+// runs once per batch row, and its per-row input gradients are densified and stacked again
+// (pfor's fallback), so only that op is looped. sum_to_shape keeps the leading batch dims.
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 
+#include <tapeflow/core/error.hpp>
 #include <tapeflow/ops/array.hpp>
 #include <tapeflow/ops/creation.hpp>
 #include <tapeflow/ops/math.hpp>
@@ -110,26 +119,93 @@ private:
 
 bool passes_slices(Op op) { return op == Op::read_variable || op == Op::identity; }
 
+Shape with_batch(const std::vector<int64_t>& batch, const Shape& shape) {
+    std::vector<int64_t> dims = batch;
+    dims.insert(dims.end(), shape.dims().begin(), shape.dims().end());
+    return Shape(std::move(dims));
+}
+
+// NOTE [Vectorized jacobians]: the fallback for a formula that cannot take batched gradients (one
+// batch dim): it runs once per batch row, and each needed input's row gradients are summed to the
+// input's shape, densified and stacked again.
+template <typename Formula>
+Grads per_row(const Formula& formula, const GradCtx& c, const std::vector<char>& needed) {
+    const std::size_t num_outputs = c.grads.size();
+    const std::size_t num_inputs = c.in_meta.size();
+    std::vector<std::vector<Tensor>> rows(num_outputs);
+    for (std::size_t k = 0; k < num_outputs; ++k) rows[k] = unstack(c.grads[k], 0);
+    const std::size_t n = rows[0].size();
+    std::vector<std::vector<Tensor>> per_input(num_inputs);
+    std::vector<char> any(num_inputs, 0);
+    std::vector<Tensor> row(num_outputs);
+    for (std::size_t b = 0; b < n; ++b) {
+        for (std::size_t k = 0; k < num_outputs; ++k) row[k] = rows[k][b];
+        const GradCtx ctx{row, c.in, c.out, c.attrs, c.in_meta, c.out_meta};
+        const Grads g = formula(ctx);
+        for (std::size_t i = 0; i < num_inputs; ++i) {
+            Tensor d;
+            if (i < g.size() && g[i].defined() && needed[i] != 0) {
+                d = sum_to_shape(g[i].dense(), c.in_meta[i].shape);
+                any[i] = 1;
+            }
+            per_input[i].push_back(std::move(d));
+        }
+    }
+    Grads result(num_inputs);
+    for (std::size_t i = 0; i < num_inputs; ++i) {
+        if (any[i] == 0) continue;
+        for (Tensor& t : per_input[i]) {
+            if (t.defined()) continue;
+            const DeviceScope scope(c.in_meta[i].device);
+            t = zeros(c.in_meta[i].shape, c.in_meta[i].dtype);
+        }
+        result[i] = stack(per_input[i], 0);
+    }
+    return result;
+}
+
 }  // namespace
 
-Tensor sum_to_shape(const Tensor& grad, const Shape& shape) {
-    if (grad.shape() == shape) return grad;
+Tensor sum_to_shape(const Tensor& grad, const Shape& shape, int batch_dims) {
     const auto& g = grad.shape().dims();
     const auto& s = shape.dims();
-    const std::size_t lead = g.size() - s.size();
+    const auto batch = static_cast<std::size_t>(batch_dims);
+    if (g.size() == batch + s.size() && std::equal(s.begin(), s.end(), g.begin() + batch_dims)) {
+        return grad;
+    }
+    if (g.size() < batch + s.size()) {
+        throw errors::InternalError(fmt::format(
+            "a gradient of shape {} cannot be summed to shape {} with {} batch dims; this is a "
+            "tapeflow bug (a gradient row wrongly flagged batchable?)",
+            grad.shape().debug_string(), shape.debug_string(), batch_dims));
+    }
+    const std::size_t lead = g.size() - s.size() - batch;  // broadcast added these leading axes
     std::vector<int64_t> axes;
-    for (std::size_t i = 0; i < g.size(); ++i) {
-        if (i < lead || (s[i - lead] == 1 && g[i] != 1)) axes.push_back(static_cast<int64_t>(i));
+    for (std::size_t i = batch; i < g.size(); ++i) {
+        const std::size_t j = i - batch;
+        if (j < lead || (s[j - lead] == 1 && g[i] != 1)) axes.push_back(static_cast<int64_t>(i));
     }
     Tensor reduced = axes.empty() ? grad : reduce_sum(grad, Axes(axes), /*keepdims=*/true);
-    return reshape(reduced, shape);
+    std::vector<int64_t> dims(g.begin(), g.begin() + batch_dims);
+    dims.insert(dims.end(), s.begin(), s.end());
+    return reshape(reduced, Shape(std::move(dims)));
 }
 
 std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor> targets,
                                         std::span<const int64_t> source_ids,
                                         std::span<const TensorMeta> source_meta,
-                                        const GradientOptions& options, const SourceReadyFn& on_ready) {
+                                        const GradientOptions& options, const SourceReadyFn& on_ready,
+                                        int batch_dims) {
     const std::size_t num_entries = tape.entries.size();  // a persistent tape may grow meanwhile
+    // Batched (NOTE [Vectorized jacobians]): every seed is given and starts with the batch dims.
+    std::vector<int64_t> batch;
+    if (batch_dims > 0) {
+        if (batch_dims != 1 || options.output_gradients.size() != targets.size()) {
+            throw errors::InternalError("a batched backward walk needs one batch dim and every seed");
+        }
+        const auto& seed = options.output_gradients[0].shape().dims();
+        batch.assign(seed.begin(), seed.begin() + batch_dims);
+    }
 
     // Live entries: those with an input that depends on a source.
     std::unordered_set<int64_t> depends(source_ids.begin(), source_ids.end());
@@ -164,7 +240,7 @@ std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor>
             g = Gradient();
             if (options.unconnected_gradients == UnconnectedGradients::zero) {
                 const DeviceScope scope(source_meta[s].device);
-                g = zeros(source_meta[s].shape, source_meta[s].dtype);
+                g = zeros(with_batch(batch, source_meta[s].shape), source_meta[s].dtype);
             }
         }
         return g;
@@ -228,12 +304,27 @@ std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor>
             if (!out_grads[k].defined()) {
                 const TensorMeta& m = entry.out_meta[k];
                 const DeviceScope scope(m.device);
-                out_grads[k] = zeros(m.shape, m.dtype);
+                out_grads[k] = zeros(batch_dims == 0 ? m.shape : with_batch(batch, m.shape), m.dtype);
             }
         }
-        const GradCtx ctx{out_grads, entry.saved_in, entry.saved_out, entry.attrs, entry.in_meta, entry.out_meta};
+        const GradCtx ctx{out_grads,     entry.saved_in, entry.saved_out, entry.attrs,
+                          entry.in_meta, entry.out_meta, batch_dims};
+        // Inputs that do not depend on a source (constants, unwatched tensors) need no gradient.
+        auto needed = [&](std::size_t i) {
+            return is_floating(entry.in_meta[i].dtype) && depends.count(entry.input_ids[i]) != 0;
+        };
         Grads in_grads;
-        if (entry.custom) {
+        if (batch_dims > 0) {
+            std::vector<char> need(entry.input_ids.size());
+            for (std::size_t i = 0; i < need.size(); ++i) need[i] = needed(i) ? 1 : 0;
+            if (entry.custom) {
+                in_grads = per_row(*entry.custom, ctx, need);
+            } else {
+                const OpDef& def = op_def(entry.op);
+                if (def.backward == nullptr) return;  // not differentiable
+                in_grads = def.batchable ? def.backward(ctx) : per_row(def.backward, ctx, need);
+            }
+        } else if (entry.custom) {
             in_grads = (*entry.custom)(ctx);
         } else {
             const OpDef& def = op_def(entry.op);
@@ -242,11 +333,10 @@ std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor>
         }
         for (std::size_t i = 0; i < entry.input_ids.size() && i < in_grads.size(); ++i) {
             Gradient& g = in_grads[i];
-            // Inputs that do not depend on a source (constants, unwatched tensors) need no gradient.
-            if (!g.defined() || !is_floating(entry.in_meta[i].dtype) || depends.count(entry.input_ids[i]) == 0) {
-                continue;
-            }
-            if (!g.is_sparse() && g.dense().shape() != entry.in_meta[i].shape) {
+            if (!g.defined() || !needed(i)) continue;
+            if (batch_dims > 0) {
+                g = sum_to_shape(g.dense(), entry.in_meta[i].shape, batch_dims);
+            } else if (!g.is_sparse() && g.dense().shape() != entry.in_meta[i].shape) {
                 g = sum_to_shape(g.dense(), entry.in_meta[i].shape);
             }
             accumulate(entry.input_ids[i], std::move(g));

@@ -305,54 +305,126 @@ std::vector<Gradient> GradientTape::gradient(const std::vector<Tensor>& targets,
 
 namespace {
 
-// One backward walk per element of the target, seeded with a one-hot output gradient: row i of the
-// result is d target[i] / d source. Rows are stacked, then reshaped to target + source shape.
-Tensor jacobian_rows(TapeState& tape, const Tensor& target, const Sources& source,
-                     UnconnectedGradients unconnected) {
-    GradientOptions probe;
-    probe.unconnected_gradients = unconnected;
-    begin_gradient(tape, {target}, probe);
+// Checked before the tape is consumed. experimental_use_pfor = false: TensorFlow then needs a
+// persistent tape (it calls gradient() in a loop); so does tapeflow, to keep the same contract.
+void check_jacobian_options(const TapeState& tape, const JacobianOptions& options) {
+    if (options.parallel_iterations < 0) {
+        throw errors::InvalidArgumentError(fmt::format(
+            "jacobian: parallel_iterations must be >= 0 (0: automatic), got {}",
+            options.parallel_iterations));
+    }
+    if (options.experimental_use_pfor || tape.persistent) return;
+    throw errors::RuntimeError(
+        "GradientTape must be created with persistent=True to compute the jacobian with eager "
+        "execution enabled and with experimental_use_pfor set to False.");
+}
+
+// Target rows per walk: JacobianOptions::parallel_iterations (0 = automatic), 1 for the loop.
+int64_t rows_per_walk(const JacobianOptions& options, int64_t rows, int64_t row_elements) {
+    if (!options.experimental_use_pfor) return 1;
+    int64_t chunk = options.parallel_iterations;
+    if (chunk == 0) chunk = kAutoJacobianElements / std::max<int64_t>(row_elements, 1);
+    return std::clamp<int64_t>(chunk, 1, std::max<int64_t>(rows, 1));
+}
+
+// The gradients for `seeds` [rows, *target.shape], [rows, *source.shape] (undefined when no walk
+// reaches the source): one vectorized walk (NOTE [Vectorized jacobians] in backward.cpp), or with
+// use_pfor false (one row) an ordinary walk.
+Gradient walk_rows(TapeState& tape, const Tensor& target, const Sources& source, const Tensor& seeds,
+                   bool use_pfor) {
+    GradientOptions options;
+    options.output_gradients = {use_pfor ? seeds : reshape(seeds, target.shape())};
+    const Gradient g = compute_gradients(tape, std::span<const Tensor>(&target, 1), source.ids,
+                                         source.meta, options, {}, use_pfor ? 1 : 0)[0];
+    if (use_pfor || !g.defined()) return g;
+    return expand_dims(g.dense(), 0);
+}
+
+// What walk_rows gives `count` rows of an unconnected source: zeros [count, *source shape].
+Tensor zero_rows(int64_t count, const TensorMeta& source) {
+    std::vector<int64_t> dims = source.shape.dims();
+    dims.insert(dims.begin(), count);
+    const DeviceScope scope(source.device);
+    return zeros(Shape(std::move(dims)), source.dtype);
+}
+
+// Rows [begin, begin + count) of the n x n identity, in `dtype`.
+Tensor identity_rows(int64_t begin, int64_t count, int64_t n, DType dtype) {
+    const Tensor indices = range(static_cast<double>(begin), static_cast<double>(begin + count), 1,
+                                 DType::int64);
+    return one_hot(indices, n, 1, 0, -1, dtype);
+}
+
+// d target[i] / d source for the n elements i of the target, [n, *source.shape] (undefined when
+// no walk reaches the source): walks of `chunk` one-hot rows at once, or (use_pfor false) one walk
+// per element, each seeded with one one-hot output gradient.
+Gradient jacobian_by_rows(TapeState& tape, const Tensor& target, const Sources& source,
+                          const JacobianOptions& options) {
     const TensorMeta& sm = source.meta[0];
     const int64_t n = target.num_elements();
-    std::vector<Tensor> rows;
-    rows.reserve(static_cast<std::size_t>(n));
+    std::vector<int64_t> seed_dims = target.shape().dims();
+    seed_dims.insert(seed_dims.begin(), 0);
+    const int64_t chunk = rows_per_walk(options, n, std::max(n, sm.shape.num_elements()));
+    std::vector<Tensor> parts;
     bool connected = false;
-    for (int64_t i = 0; i < n; ++i) {
-        GradientOptions options;
-        options.output_gradients = {
-            reshape(one_hot(constant(i), n, 1, 0, -1, target.dtype()), target.shape())};
-        Gradient g = compute_gradients(tape, std::span<const Tensor>(&target, 1), source.ids, source.meta, options)[0];
-        if (g.defined()) {
-            connected = true;
-            rows.push_back(g.dense());
-        } else {
-            const DeviceScope scope(sm.device);
-            rows.push_back(zeros(sm.shape, sm.dtype));
-        }
+    for (int64_t begin = 0; begin < n; begin += chunk) {
+        const int64_t count = std::min(chunk, n - begin);
+        seed_dims[0] = count;
+        const Tensor seeds = reshape(identity_rows(begin, count, n, target.dtype()), Shape(seed_dims));
+        const Gradient g = walk_rows(tape, target, source, seeds, options.experimental_use_pfor);
+        connected = connected || g.defined();
+        parts.push_back(g.defined() ? g.dense() : zero_rows(count, sm));
     }
+    if (!connected) return {};
+    return parts.size() == 1 ? parts[0] : concat(parts, 0);
+}
+
+Tensor jacobian_impl(TapeState& tape, const Tensor& target, const Sources& source,
+                     const JacobianOptions& options) {
+    check_jacobian_options(tape, options);
+    begin_gradient(tape, {target}, GradientOptions{});
+    const Gradient rows = jacobian_by_rows(tape, target, source, options);
     end_gradient(tape);
-    if (!connected && unconnected == UnconnectedGradients::none) return {};
+    if (!rows.defined() && options.unconnected_gradients == UnconnectedGradients::none) return {};
+    const TensorMeta& sm = source.meta[0];
     std::vector<int64_t> dims = target.shape().dims();
     dims.insert(dims.end(), sm.shape.dims().begin(), sm.shape.dims().end());
-    if (rows.empty()) {
+    if (!rows.defined()) {
         const DeviceScope scope(sm.device);
         return zeros(Shape(dims), sm.dtype);
     }
-    return reshape(stack(rows, 0), Shape(dims));
+    return reshape(rows.dense(), Shape(dims));
 }
 
 }  // namespace
 
 Tensor GradientTape::jacobian(const Tensor& target, const Tensor& source, UnconnectedGradients unconnected) {
-    return jacobian_rows(*state_, target, sources_of(std::vector<Tensor>{source}), unconnected);
+    return jacobian(target, source, JacobianOptions{.unconnected_gradients = unconnected});
 }
 
 Tensor GradientTape::jacobian(const Tensor& target, const Variable& source, UnconnectedGradients unconnected) {
-    return jacobian_rows(*state_, target, sources_of(std::vector<Variable>{source}), unconnected);
+    return jacobian(target, source, JacobianOptions{.unconnected_gradients = unconnected});
+}
+
+Tensor GradientTape::jacobian(const Tensor& target, const Tensor& source, const JacobianOptions& options) {
+    return jacobian_impl(*state_, target, sources_of(std::vector<Tensor>{source}), options);
+}
+
+Tensor GradientTape::jacobian(const Tensor& target, const Variable& source, const JacobianOptions& options) {
+    return jacobian_impl(*state_, target, sources_of(std::vector<Variable>{source}), options);
 }
 
 Tensor GradientTape::batch_jacobian(const Tensor& target, const Tensor& source,
-                                    UnconnectedGradients /*unconnected: TF returns zeros regardless*/) {
+                                    UnconnectedGradients unconnected) {
+    return batch_jacobian(target, source, JacobianOptions{.unconnected_gradients = unconnected});
+}
+
+// Column j of the result, d sum_b target[b, j] / d source ([b, x...]), is the gradient seeded with
+// target[:, j] = 1: a vectorized walk seeds `count` columns at once ([count, b, y...]) and
+// transposes [per_example, b, x...] to [b, per_example, x...] at the end.
+Tensor GradientTape::batch_jacobian(const Tensor& target, const Tensor& source,
+                                    const JacobianOptions& options) {
+    // options.unconnected_gradients is not read: TensorFlow returns zeros regardless.
     if (!target.defined() || !source.defined()) {
         throw errors::InvalidArgumentError("batch_jacobian: target and source must be defined");
     }
@@ -361,25 +433,34 @@ Tensor GradientTape::batch_jacobian(const Tensor& target, const Tensor& source,
             "Need first dimension of target shape ({}) and source shape ({}) to match.",
             target.shape().str(), source.shape().str()));
     }
+    check_jacobian_options(*state_, options);
     const Sources src = sources_of(std::vector<Tensor>{source});
-    GradientOptions probe;
-    begin_gradient(*state_, {target}, probe);
+    begin_gradient(*state_, {target}, GradientOptions{});
     const int64_t batch = target.shape()[0];
     const int64_t per_example = batch == 0 ? 0 : target.num_elements() / batch;
-    std::vector<Tensor> columns;  // column j: d sum_b target[b, j] / d source, shape [b, x...]
-    for (int64_t j = 0; j < per_example; ++j) {
-        Tensor column = one_hot(fill(Shape{batch}, static_cast<double>(j), DType::int64), per_example, 1,
-                                0, -1, target.dtype());
-        GradientOptions options;
-        options.output_gradients = {reshape(column, target.shape())};
-        Gradient g = compute_gradients(*state_, std::span<const Tensor>(&target, 1), src.ids, src.meta, options)[0];
-        columns.push_back(g.defined() ? g.dense() : zeros_like(source));
+    const int64_t chunk =
+        rows_per_walk(options, per_example, std::max(target.num_elements(), source.num_elements()));
+    std::vector<Tensor> columns;  // [count, b, x...] per walk
+    for (int64_t begin = 0; begin < per_example; begin += chunk) {
+        const int64_t count = std::min(chunk, per_example - begin);
+        const Tensor rows = identity_rows(begin, count, per_example, target.dtype());  // [count, y]
+        const Tensor seeds =  // seeds[c, i, y] = rows[c, y] for every example i
+            broadcast_to(expand_dims(rows, 1), Shape{count, batch, per_example});
+        std::vector<int64_t> seed_dims = target.shape().dims();
+        seed_dims.insert(seed_dims.begin(), count);
+        const Gradient g = walk_rows(*state_, target, src, reshape(seeds, Shape(seed_dims)),
+                                     options.experimental_use_pfor);
+        columns.push_back(g.defined() ? g.dense() : zero_rows(count, src.meta[0]));
     }
     end_gradient(*state_);
     std::vector<int64_t> dims = target.shape().dims();
     dims.insert(dims.end(), source.shape().dims().begin() + 1, source.shape().dims().end());
     if (columns.empty()) return zeros(Shape(dims), source.dtype());
-    return reshape(stack(columns, 1), Shape(dims));
+    const Tensor all = columns.size() == 1 ? columns[0] : concat(columns, 0);  // [y, b, x...]
+    std::vector<int64_t> perm(static_cast<std::size_t>(all.rank()));
+    for (std::size_t d = 0; d < perm.size(); ++d) perm[d] = static_cast<int64_t>(d);
+    std::swap(perm[0], perm[1]);
+    return reshape(transpose(all, perm), Shape(dims));
 }
 
 // ---- custom_gradient ----

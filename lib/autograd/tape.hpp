@@ -79,18 +79,21 @@ using SourceReadyFn = std::function<void(std::size_t index, const Gradient& grad
 /// The backward walk (backward.cpp): gradients of the summed targets w.r.t. the sources, named by
 /// id with their metadata. With `on_ready`, every source's gradient is also handed to it, as early
 /// as possible (variables: as soon as final; the returned entry of such a source is undefined).
+/// With batch_dims 1, every output_gradients seed (all must be given) has a leading batch dim and
+/// so has every gradient returned (NOTE [Vectorized jacobians] in backward.cpp).
 std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor> targets,
                                         std::span<const int64_t> source_ids,
                                         std::span<const TensorMeta> source_meta,
                                         const GradientOptions& options,
-                                        const SourceReadyFn& on_ready = {});
+                                        const SourceReadyFn& on_ready = {}, int batch_dims = 0);
 
 /// GradientTape::gradient(target, variables) that hands each variable's gradient to `on_ready` as
 /// soon as it is final instead of returning them all (optimizers' gate_none).
 void stream_gradients(GradientTape& tape, const Tensor& target, const std::vector<Variable>& sources,
                       const GradientOptions& options, const SourceReadyFn& on_ready);
 
-/// The gradient reduced to `shape` by summing the broadcast axes (NOTE [Un-broadcasting]).
-Tensor sum_to_shape(const Tensor& grad, const Shape& shape);
+/// The gradient reduced to `shape` by summing the broadcast axes (NOTE [Un-broadcasting]); its
+/// first `batch_dims` dims are kept (NOTE [Vectorized jacobians]).
+Tensor sum_to_shape(const Tensor& grad, const Shape& shape, int batch_dims = 0);
 
 }  // namespace tapeflow

@@ -6,7 +6,10 @@ namespace tapeflow {
 namespace {
 
 const OpDef kTapeOps[] = {
-    {Op::read_variable, Save::nothing, [](const GradCtx& c) -> Grads { return {c.grad()}; }},
+    {Op::read_variable,
+     Save::nothing,
+     [](const GradCtx& c) -> Grads { return {c.grad()}; },
+     kBatchable},
     {Op::custom_gradient, Save::inputs_and_output, nullptr},
 };
 

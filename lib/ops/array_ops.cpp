@@ -509,38 +509,44 @@ Tensor shape(const Tensor& x) {
 namespace {
 
 // reshape, expand_dims, squeeze: the gradient is the upstream gradient in the input's shape.
+// Every formula below is batchable: shapes get the batch dims in front (c.batched), axes and
+// permutations are shifted past them (NOTE [Vectorized jacobians]).
 Grads reshape_back(const GradCtx& c) {
-    return {reshape(c.grad(), c.in_meta[0].shape)};
+    return {reshape(c.grad(), c.batched(c.in_meta[0].shape))};
 }
 
 Grads transpose_grad(const GradCtx& c) {
     const auto& perm = c.attrs.get<std::vector<int64_t>>("perm");
-    std::vector<int64_t> inverse(perm.size());
+    std::vector<int64_t> inverse(perm.size() + static_cast<std::size_t>(c.batch_dims));
+    for (int64_t d = 0; d < c.batch_dims; ++d) inverse[static_cast<std::size_t>(d)] = d;
     for (std::size_t i = 0; i < perm.size(); ++i)
-        inverse[static_cast<std::size_t>(perm[i])] = static_cast<int64_t>(i);
+        inverse[static_cast<std::size_t>(c.batched_axis(perm[i]))] =
+            c.batched_axis(static_cast<int64_t>(i));
     return {transpose(c.grad(), inverse)};
 }
 
 Grads concat_grad(const GradCtx& c) {
     if (c.in_meta.size() == 1) return {c.grad()};
     const int64_t axis = c.attrs.get<int64_t>("axis");
-    const std::vector<Tensor> parts = split(c.grad(), sizes_along(c.in_meta, axis), axis);
+    const std::vector<Tensor> parts =
+        split(c.grad(), sizes_along(c.in_meta, axis), c.batched_axis(axis));
     return Grads(parts.begin(), parts.end());
 }
 
 Grads stack_grad(const GradCtx& c) {
-    const std::vector<Tensor> parts = unstack(c.grad(), c.attrs.get<int64_t>("axis"));
+    const std::vector<Tensor> parts =
+        unstack(c.grad(), c.batched_axis(c.attrs.get<int64_t>("axis")));
     return Grads(parts.begin(), parts.end());
 }
 
 Grads unstack_grad(const GradCtx& c) {
-    return {
-        stack(std::vector<Tensor>(c.grads.begin(), c.grads.end()), c.attrs.get<int64_t>("axis"))};
+    return {stack(std::vector<Tensor>(c.grads.begin(), c.grads.end()),
+                  c.batched_axis(c.attrs.get<int64_t>("axis")))};
 }
 
 Grads split_grad(const GradCtx& c) {
-    return {
-        concat(std::vector<Tensor>(c.grads.begin(), c.grads.end()), c.attrs.get<int64_t>("axis"))};
+    return {concat(std::vector<Tensor>(c.grads.begin(), c.grads.end()),
+                   c.batched_axis(c.attrs.get<int64_t>("axis")))};
 }
 
 // TensorFlow's _TileGrad: the gradient [m0*d0, m1*d1, ...] reshaped to [m0, d0, m1, d1, ...] and
@@ -558,27 +564,29 @@ Grads tile_grad(const GradCtx& c) {
         split_shape.push_back(in.dims()[i]);
     }
     if (axes.empty()) return {c.grad()};
-    return {reduce_sum(reshape(c.grad(), Shape(std::move(split_shape))), Axes(axes), false)};
+    for (int64_t& a : axes) a = c.batched_axis(a);
+    return {reduce_sum(reshape(c.grad(), c.batched(Shape(std::move(split_shape)))), Axes(axes),
+                       false)};
 }
 
 // The output shape differs from the input's on purpose, so the gradient is summed down here.
 Grads broadcast_to_grad(const GradCtx& c) {
-    return {sum_to_shape(c.grad(), c.in_meta[0].shape)};
+    return {sum_to_shape(c.grad(), c.in_meta[0].shape, c.batch_dims)};
 }
 
 const OpDef kArrayOps[] = {
-    {Op::reshape, Save::nothing, reshape_back},            // same elements, other shape
-    {Op::expand_dims, Save::nothing, reshape_back},        // same elements, other shape
-    {Op::squeeze, Save::nothing, reshape_back},            // same elements, other shape
-    {Op::stop_gradient, Save::nothing, nullptr},           // no gradient by definition
-    {Op::transpose, Save::nothing, transpose_grad},        // y = P x  ->  dx = P^-1 dy
-    {Op::concat, Save::nothing, concat_grad},              // dx_i = dy[piece i along axis]
-    {Op::stack, Save::nothing, stack_grad},                // dx_i = dy[i along axis]
-    {Op::unstack, Save::nothing, unstack_grad},            // dx = stack(dy_i)
-    {Op::split, Save::nothing, split_grad},                // dx = concat(dy_i)
-    {Op::split_v, Save::nothing, split_grad},              // dx = concat(dy_i)
-    {Op::tile, Save::nothing, tile_grad},                  // dx = sum over the copies of dy
-    {Op::broadcast_to, Save::nothing, broadcast_to_grad},  // dx = dy summed over broadcast axes
+    {Op::reshape, Save::nothing, reshape_back, kBatchable},      // same elements, other shape
+    {Op::expand_dims, Save::nothing, reshape_back, kBatchable},  // same elements, other shape
+    {Op::squeeze, Save::nothing, reshape_back, kBatchable},      // same elements, other shape
+    {Op::stop_gradient, Save::nothing, nullptr},                 // no gradient by definition
+    {Op::transpose, Save::nothing, transpose_grad, kBatchable},  // y = P x  ->  dx = P^-1 dy
+    {Op::concat, Save::nothing, concat_grad, kBatchable},        // dx_i = dy[piece i along axis]
+    {Op::stack, Save::nothing, stack_grad, kBatchable},          // dx_i = dy[i along axis]
+    {Op::unstack, Save::nothing, unstack_grad, kBatchable},      // dx = stack(dy_i)
+    {Op::split, Save::nothing, split_grad, kBatchable},          // dx = concat(dy_i)
+    {Op::split_v, Save::nothing, split_grad, kBatchable},        // dx = concat(dy_i)
+    {Op::tile, Save::nothing, tile_grad, kBatchable},            // dx = sum over the copies of dy
+    {Op::broadcast_to, Save::nothing, broadcast_to_grad, kBatchable},  // dx = dy summed
     {Op::shape, Save::nothing, nullptr},                   // integer output
 };
 

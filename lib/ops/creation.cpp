@@ -147,14 +147,15 @@ Tensor identity(const Tensor& x) {
 namespace {
 
 const OpDef kCreationOps[] = {
-    {Op::identity, Save::nothing, [](const GradCtx& c) -> Grads { return {c.grad()}; }},
+    {Op::identity, Save::nothing, [](const GradCtx& c) -> Grads { return {c.grad()}; }, kBatchable},
     // Cast: the gradient casts back when both dtypes are floating; integer casts cut the graph.
     {Op::cast, Save::nothing,
      [](const GradCtx& c) -> Grads {
          const DType from = c.in_meta[0].dtype;
          if (!is_floating(from) || !is_floating(c.out_meta[0].dtype)) return {Gradient()};
          return {cast(c.grad(), from)};
-     }},
+     },
+     kBatchable},
     {Op::fill, Save::nothing, nullptr},
     {Op::one_hot, Save::nothing, nullptr},
 };

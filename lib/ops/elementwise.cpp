@@ -341,40 +341,46 @@ const OpDef kElementwiseOps[] = {
      Save::nothing,
      [](const GradCtx& c) -> Grads {
          return {c.grad(), c.grad()};
-     }},
+     },
+     kBatchable},
     {Op::subtract,
      Save::nothing,
      [](const GradCtx& c) -> Grads {
          return {c.grad(), negative(c.grad())};
-     }},
+     },
+     kBatchable},
     {Op::multiply,
      Save::inputs,  // (xy)' = (y, x)
      [](const GradCtx& c) -> Grads {
          return {multiply(c.grad(), c.in[1]), multiply(c.in[0], c.grad())};
-     }},
+     },
+     kBatchable},
     {Op::divide,
      Save::inputs,  // (x/y)' = (1/y, -x/y^2)
      [](const GradCtx& c) -> Grads {
          const Tensor& g = c.grad();
          const Tensor& y = c.in[1];
          return {divide(g, y), multiply(g, divide(divide(negative(c.in[0]), y), y))};
-     }},
+     },
+     kBatchable},
     {Op::floordiv, Save::nothing, nullptr},  // piecewise constant: TF gives None
     {Op::floormod,
      Save::inputs,  // x - floor(x/y) y: (1, -floor(x/y))
      [](const GradCtx& c) -> Grads {
          return {c.grad(), multiply(c.grad(), negative(floordiv(c.in[0], c.in[1])))};
-     }},
-    {Op::pow, Save::inputs_and_output, pow_grad},  // (x^y)' = (y x^(y-1), x^y ln x)
-    {Op::maximum, Save::inputs, max_min_grad<true>},
-    {Op::minimum, Save::inputs, max_min_grad<false>},
+     },
+     kBatchable},
+    {Op::pow, Save::inputs_and_output, pow_grad, kBatchable},  // (x^y)' = (y x^(y-1), x^y ln x)
+    {Op::maximum, Save::inputs, max_min_grad<true>, kBatchable},
+    {Op::minimum, Save::inputs, max_min_grad<false>, kBatchable},
     {Op::squared_difference,
      Save::inputs,  // ((x-y)^2)' = (2(x-y), -2(x-y))
      [](const GradCtx& c) -> Grads {
          const Tensor d =
              multiply(multiply(scalar(c.grad(), 2), c.grad()), subtract(c.in[0], c.in[1]));
          return {d, negative(d)};
-     }},
+     },
+     kBatchable},
     {Op::divide_no_nan,
      Save::inputs,  // as divide, with 0 wherever y == 0
      [](const GradCtx& c) -> Grads {
@@ -382,91 +388,107 @@ const OpDef kElementwiseOps[] = {
          const Tensor& y = c.in[1];
          return {divide_no_nan(g, y),
                  multiply(g, divide_no_nan(divide_no_nan(negative(c.in[0]), y), y))};
-     }},
-    {Op::add_n, Save::nothing, add_n_grad},
+     },
+     kBatchable},
+    {Op::add_n, Save::nothing, add_n_grad, kBatchable},
     {Op::negative,
      Save::nothing,
      [](const GradCtx& c) -> Grads {
          return {negative(c.grad())};
-     }},
+     },
+     kBatchable},
     {Op::abs,
      Save::inputs,  // |x|' = sign(x)
      [](const GradCtx& c) -> Grads {
          return {multiply(c.grad(), sign(c.in[0]))};
-     }},
+     },
+     kBatchable},
     {Op::sign,
      Save::nothing,  // TF gives zeros, not None
      [](const GradCtx& c) -> Grads {
          return {zeros_like(c.grad())};
-     }},
+     },
+     kBatchable},
     {Op::exp,
      Save::output,  // (e^x)' = e^x
      [](const GradCtx& c) -> Grads {
          return {multiply(c.grad(), c.out[0])};
-     }},
+     },
+     kBatchable},
     {Op::expm1,
      Save::inputs,  // (e^x - 1)' = e^x
      [](const GradCtx& c) -> Grads {
          return {multiply(c.grad(), exp(c.in[0]))};
-     }},
+     },
+     kBatchable},
     {Op::log,
      Save::inputs,  // (ln x)' = 1/x
      [](const GradCtx& c) -> Grads {
          return {multiply(c.grad(), reciprocal(c.in[0]))};
-     }},
+     },
+     kBatchable},
     {Op::log1p,
      Save::inputs,  // ln(1+x)' = 1/(1+x)
      [](const GradCtx& c) -> Grads {
          const Tensor& x = c.in[0];
          return {multiply(c.grad(), reciprocal(add(scalar(x, 1), x)))};
-     }},
-    {Op::sqrt, Save::output, sqrt_grad},  // (sqrt x)' = 0.5 / sqrt(x)
+     },
+     kBatchable},
+    {Op::sqrt, Save::output, sqrt_grad, kBatchable},  // (sqrt x)' = 0.5 / sqrt(x)
     {Op::rsqrt,
      Save::output,  // (x^-1/2)' = -0.5 y^3
      [](const GradCtx& c) -> Grads {
          const Tensor& y = c.out[0];
          return {multiply(multiply(scalar(y, -0.5), multiply(c.grad(), y)), multiply(y, y))};
-     }},
+     },
+     kBatchable},
     {Op::square,
      Save::inputs,  // (x^2)' = 2x
      [](const GradCtx& c) -> Grads {
          return {multiply(c.grad(), multiply(scalar(c.in[0], 2), c.in[0]))};
-     }},
+     },
+     kBatchable},
     {Op::reciprocal,
      Save::output,  // (1/x)' = -y^2
      [](const GradCtx& c) -> Grads {
          const Tensor& y = c.out[0];
          return {multiply(multiply(negative(c.grad()), y), y)};
-     }},
+     },
+     kBatchable},
     {Op::sin,
      Save::inputs,  // sin' = cos
      [](const GradCtx& c) -> Grads {
          return {multiply(c.grad(), cos(c.in[0]))};
-     }},
+     },
+     kBatchable},
     {Op::cos,
      Save::inputs,  // cos' = -sin
      [](const GradCtx& c) -> Grads {
          return {multiply(negative(c.grad()), sin(c.in[0]))};
-     }},
+     },
+     kBatchable},
     {Op::tanh,
      Save::output,  // tanh' = 1 - y^2
      [](const GradCtx& c) -> Grads {
          const Tensor& y = c.out[0];
          return {multiply(c.grad(), subtract(scalar(y, 1), multiply(y, y)))};
-     }},
+     },
+     kBatchable},
     {Op::sigmoid,
      Save::output,  // sigmoid' = y (1 - y)
      [](const GradCtx& c) -> Grads {
          const Tensor& y = c.out[0];
          return {multiply(multiply(c.grad(), y), subtract(scalar(y, 1), y))};
-     }},
+     },
+     kBatchable},
     {Op::erf,
      Save::inputs,  // erf' = 2/sqrt(pi) e^(-x^2)
      [](const GradCtx& c) -> Grads {
          const Tensor& x = c.in[0];
          const Tensor k = scalar(x, 2 * std::numbers::inv_sqrtpi);
          return {multiply(multiply(c.grad(), k), exp(negative(square(x))))};
-     }},
+     },
+     kBatchable},
     {Op::floor, Save::nothing, nullptr},  // TF gives None for floor, ceil and round
     {Op::ceil, Save::nothing, nullptr},
     {Op::round, Save::nothing, nullptr},
@@ -475,7 +497,8 @@ const OpDef kElementwiseOps[] = {
      [](const GradCtx& c) -> Grads {
          const Tensor& x = c.in[0];
          return {divide(c.grad(), add(exp(negative(x)), scalar(x, 1)))};
-     }},
+     },
+     kBatchable},
     {Op::equal, Save::nothing, nullptr},
     {Op::not_equal, Save::nothing, nullptr},
     {Op::less, Save::nothing, nullptr},
@@ -492,7 +515,8 @@ const OpDef kElementwiseOps[] = {
          const Tensor& cond = c.in[0];
          const Tensor zero = scalar(g, 0);
          return {Gradient(), where(cond, g, zero), where(cond, zero, g)};
-     }},
+     },
+     kBatchable},
 };
 
 }  // namespace

@@ -80,8 +80,9 @@ Grads matmul_grad(const GradCtx& c) {
 }
 
 const OpDef kLinalgOps[] = {
-    {Op::matmul, Save::inputs, matmul_grad},        // dA = g B^T, dB = A^T g
-    {Op::batch_matmul, Save::inputs, matmul_grad},  // the same per batch
+    // Batchable: a batched g (one more leading axis) makes these batch matmuls that broadcast.
+    {Op::matmul, Save::inputs, matmul_grad, kBatchable},        // dA = g B^T, dB = A^T g
+    {Op::batch_matmul, Save::inputs, matmul_grad, kBatchable},  // the same per batch
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 // gradient rows of Relu ... LeakyRelu, their *Grad ops, Softmax and LogSoftmax, following
 // TensorFlow's nn_grad.py (the *Grad ops have rows of their own, so second derivatives work).
 // CPU kernels: lib/kernels/cpu/activation_cpu.cpp and softmax_cpu.cpp.
+#include <tapeflow/ops/array.hpp>
 #include <tapeflow/ops/creation.hpp>
 #include <tapeflow/ops/math.hpp>
 #include <tapeflow/ops/nn.hpp>
@@ -25,9 +26,11 @@ Tensor activation(Op op, const Tensor& x, const Attrs& attrs = {}) {
     return apply(op, {x}, OutputSpec{x.shape(), x.dtype()}, attrs);
 }
 
-// The *Grad ops take (upstream gradient, features or outputs) of one shape and dtype.
+// The *Grad ops take (upstream gradient, features or outputs) of one shape and dtype; a batched
+// g (NOTE [Vectorized jacobians]) has more leading dims, so x is broadcast to it first.
 Tensor activation_grad(Op op, const Tensor& g, const Tensor& x, const Attrs& attrs = {}) {
-    return apply(op, {g, x}, OutputSpec{x.shape(), x.dtype()}, attrs);
+    const Tensor xs = g.rank() == x.rank() ? x : broadcast_to(x, g.shape());
+    return apply(op, {g, xs}, OutputSpec{xs.shape(), xs.dtype()}, attrs);
 }
 
 Tensor softmax_like(Op op, const Tensor& logits, int64_t axis) {
@@ -51,14 +54,16 @@ Tensor leaky_relu_grad(const Tensor& g, const Tensor& x, double alpha) {
 Grads softmax_grad(const GradCtx& c) {
     const Tensor& y = c.out[0];
     const int64_t axis = c.attrs.get<int64_t>("axis");
-    return {multiply(subtract(c.grad(), reduce_sum(multiply(c.grad(), y), axis, true)), y)};
+    const Tensor dot = reduce_sum(multiply(c.grad(), y), c.batched_axis(axis), true);
+    return {multiply(subtract(c.grad(), dot), y)};
 }
 
 // TF _LogSoftmaxGrad: g - sum(g) e^y along the axis.
 Grads log_softmax_grad(const GradCtx& c) {
     const Tensor& y = c.out[0];
     const int64_t axis = c.attrs.get<int64_t>("axis");
-    return {subtract(c.grad(), multiply(reduce_sum(c.grad(), axis, true), exp(y)))};
+    const Tensor sum = reduce_sum(c.grad(), c.batched_axis(axis), true);
+    return {subtract(c.grad(), multiply(sum, exp(y)))};
 }
 
 // Rows: the activation's gradient is its *Grad op; a *Grad op's gradient w.r.t. the upstream
@@ -67,23 +72,28 @@ Grads log_softmax_grad(const GradCtx& c) {
 const OpDef kActivationOps[] = {
     {Op::relu,
      Save::inputs,  // relu' = [x > 0]
-     [](const GradCtx& c) -> Grads { return {activation_grad(Op::relu_grad, c.grad(), c.in[0])}; }},
+     [](const GradCtx& c) -> Grads { return {activation_grad(Op::relu_grad, c.grad(), c.in[0])}; },
+     kBatchable},
     {Op::relu_grad,
      Save::inputs,  // linear in g; piecewise constant in x
      [](const GradCtx& c) -> Grads {
-         return {activation_grad(Op::relu_grad, c.grad(), c.in[1]), zeros_like(c.in[1])};
-     }},
+         return {activation_grad(Op::relu_grad, c.grad(), c.in[1]), zeros_like(c.grad())};
+     },
+     kBatchable},
     {Op::relu6,
      Save::inputs,  // relu6' = [0 < x < 6]
-     [](const GradCtx& c) -> Grads { return {activation_grad(Op::relu6_grad, c.grad(), c.in[0])}; }},
+     [](const GradCtx& c) -> Grads { return {activation_grad(Op::relu6_grad, c.grad(), c.in[0])}; },
+     kBatchable},
     {Op::relu6_grad,
      Save::inputs,
      [](const GradCtx& c) -> Grads {
-         return {activation_grad(Op::relu6_grad, c.grad(), c.in[1]), zeros_like(c.in[1])};
-     }},
+         return {activation_grad(Op::relu6_grad, c.grad(), c.in[1]), zeros_like(c.grad())};
+     },
+     kBatchable},
     {Op::elu,
      Save::output,  // elu' = y + 1 where y < 0, else 1
-     [](const GradCtx& c) -> Grads { return {activation_grad(Op::elu_grad, c.grad(), c.out[0])}; }},
+     [](const GradCtx& c) -> Grads { return {activation_grad(Op::elu_grad, c.grad(), c.out[0])}; },
+     kBatchable},
     {Op::elu_grad,
      Save::inputs,  // d/dy [g (y + 1)] = g where y < 0
      [](const GradCtx& c) -> Grads {
@@ -91,10 +101,12 @@ const OpDef kActivationOps[] = {
          const Tensor neg = less(y, scalar_like(y, 0));
          return {activation_grad(Op::elu_grad, c.grad(), y),
                  where(neg, multiply(c.grad(), c.in[0]), zeros_like(y))};
-     }},
+     },
+     kBatchable},
     {Op::selu,
      Save::output,  // selu' = y + scale alpha where y < 0, else scale
-     [](const GradCtx& c) -> Grads { return {activation_grad(Op::selu_grad, c.grad(), c.out[0])}; }},
+     [](const GradCtx& c) -> Grads { return {activation_grad(Op::selu_grad, c.grad(), c.out[0])}; },
+     kBatchable},
     {Op::selu_grad,
      Save::inputs,  // d/dy [g (y + scale alpha)] = g where y < 0
      [](const GradCtx& c) -> Grads {
@@ -102,17 +114,20 @@ const OpDef kActivationOps[] = {
          const Tensor neg = less(y, scalar_like(y, 0));
          return {activation_grad(Op::selu_grad, c.grad(), y),
                  where(neg, multiply(c.grad(), c.in[0]), zeros_like(y))};
-     }},
+     },
+     kBatchable},
     {Op::leaky_relu,
      Save::inputs,  // leaky_relu' = 1 where x > 0, else alpha
-     [](const GradCtx& c) -> Grads { return {leaky_relu_grad(c.grad(), c.in[0], alpha_of(c))}; }},
+     [](const GradCtx& c) -> Grads { return {leaky_relu_grad(c.grad(), c.in[0], alpha_of(c))}; },
+     kBatchable},
     {Op::leaky_relu_grad,
      Save::inputs,
      [](const GradCtx& c) -> Grads {
-         return {leaky_relu_grad(c.grad(), c.in[1], alpha_of(c)), zeros_like(c.in[1])};
-     }},
-    {Op::softmax, Save::output, softmax_grad},          // J = diag(y) - y y^T
-    {Op::log_softmax, Save::output, log_softmax_grad},  // J = I - 1 softmax^T
+         return {leaky_relu_grad(c.grad(), c.in[1], alpha_of(c)), zeros_like(c.grad())};
+     },
+     kBatchable},
+    {Op::softmax, Save::output, softmax_grad, kBatchable},          // J = diag(y) - y y^T
+    {Op::log_softmax, Save::output, log_softmax_grad, kBatchable},  // J = I - 1 softmax^T
 };
 
 }  // namespace

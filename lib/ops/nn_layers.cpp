@@ -14,19 +14,20 @@
 namespace tapeflow {
 namespace {
 
-// TF _BiasAddGrad: the bias gets g summed over every dimension but the channel one.
+// TF _BiasAddGrad: the bias gets g summed over every dimension but the channel one (and but the
+// leading batch dims of a batched g, NOTE [Vectorized jacobians]).
 Grads bias_add_grad(const GradCtx& c) {
     const int64_t rank = c.in_meta[0].shape.rank();
     const int64_t channel = c.attrs.get<bool>("nchw") ? 1 : rank - 1;
     std::vector<int64_t> axes;
     for (int64_t d = 0; d < rank; ++d) {
-        if (d != channel) axes.push_back(d);
+        if (d != channel) axes.push_back(c.batched_axis(d));
     }
     return {c.grad(), reduce_sum(c.grad(), Axes(axes))};
 }
 
 const OpDef kLayerOps[] = {
-    {Op::bias_add, Save::nothing, bias_add_grad},  // (x + b)' = (1, sum over non-channel dims)
+    {Op::bias_add, Save::nothing, bias_add_grad, kBatchable},  // (x + b)' = (1, sum but channel)
 };
 
 }  // namespace

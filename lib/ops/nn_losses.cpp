@@ -50,6 +50,7 @@ Tensor sparse_xent_grad(const Tensor& logits, const Tensor& labels) {
     return apply(Op::sparse_xent_grad, {logits, labels}, OutputSpec{logits.shape(), logits.dtype()});
 }
 
+// Batchable: g enters through expand_dims(g, -1) and broadcasting, or a reduction at axis -1.
 const OpDef kLossOps[] = {
     {Op::softmax_xent,
      Save::inputs,  // (softmax(x) - z, -log_softmax(x)) times g
@@ -58,20 +59,23 @@ const OpDef kLossOps[] = {
          const Tensor g = expand_dims(c.grad(), -1);
          return {multiply(g, subtract(nn::softmax(logits), c.in[1])),
                  multiply(g, negative(nn::log_softmax(logits)))};
-     }},
+     },
+     kBatchable},
     {Op::sparse_softmax_xent,
      Save::inputs,  // softmax(x) - onehot(label), labels have none
      [](const GradCtx& c) -> Grads {
          return {multiply(expand_dims(c.grad(), -1), sparse_xent_grad(c.in[0], c.in[1])),
                  Gradient()};
-     }},
+     },
+     kBatchable},
     {Op::sparse_xent_grad,
      Save::inputs,  // d softmax(x) = diag(s) - s s^T
      [](const GradCtx& c) -> Grads {
          const Tensor s = nn::softmax(c.in[0]);
          const Tensor& g = c.grad();
          return {multiply(s, subtract(g, reduce_sum(multiply(g, s), -1, true))), Gradient()};
-     }},
+     },
+     kBatchable},
 };
 
 }  // namespace

@@ -28,6 +28,14 @@ std::array<const OpDef*, kNumOps> build_table() {
 
 }  // namespace
 
+Shape GradCtx::batched(const Shape& shape) const {
+    if (batch_dims == 0) return shape;
+    const auto& g = grads[0].shape().dims();
+    std::vector<int64_t> dims(g.begin(), g.begin() + batch_dims);
+    dims.insert(dims.end(), shape.dims().begin(), shape.dims().end());
+    return Shape(std::move(dims));
+}
+
 const OpDef& op_def(Op op) {
     static const std::array<const OpDef*, kNumOps> table = build_table();
     const OpDef* row = table[static_cast<std::size_t>(op)];

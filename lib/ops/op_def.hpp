@@ -3,6 +3,8 @@
 // wrappers; op_def.cpp collects them into one table indexed by Op. Formulas are written with public
 // tapeflow ops, so they run on every device and are themselves differentiable (higher order).
 // Broadcasting is undone by the engine (NOTE [Un-broadcasting] in lib/autograd/backward.cpp).
+// Rows flagged `batchable` also run with gradients that carry extra leading batch dims
+// (NOTE [Vectorized jacobians] in lib/autograd/backward.cpp).
 #pragma once
 
 #include <cstdint>
@@ -39,8 +41,15 @@ struct GradCtx {
     const Attrs& attrs;
     std::span<const TensorMeta> in_meta;
     std::span<const TensorMeta> out_meta;
+    /// Extra leading dims on every grads[k] (and expected on every returned gradient): 0 for an
+    /// ordinary gradient, 1 in a vectorized jacobian (only rows flagged `batchable` see 1).
+    int batch_dims = 0;
 
     const Tensor& grad() const { return grads[0]; }
+    /// `shape` (an input's or output's) with the gradients' leading batch dims in front.
+    Shape batched(const Shape& shape) const;
+    /// A non-negative axis of an input or output, counted in the batched gradient.
+    int64_t batched_axis(int64_t axis) const { return axis + batch_dims; }
 };
 
 /// One gradient per input; an undefined Gradient means "no gradient" (a symbolic zero).
@@ -51,7 +60,15 @@ struct OpDef {
     Op op;
     Save save;
     BackwardFn backward;  // nullptr: not differentiable (nothing flows to the inputs)
+    /// The formula is right when the grads carry leading batch dims (GradCtx::batch_dims): it
+    /// combines them with saved tensors only by broadcasting element-wise ops, or shifts its axes
+    /// and shapes with GradCtx::batched*. Other rows run once per batch row in a vectorized
+    /// jacobian (NOTE [Vectorized jacobians]).
+    bool batchable = false;
 };
+
+/// Spelled at the end of a row: `{Op::exp, Save::output, exp_grad, kBatchable}`.
+inline constexpr bool kBatchable = true;
 
 /// The row of `op`; InternalError when the op has none (test_registry checks every op has one).
 const OpDef& op_def(Op op);

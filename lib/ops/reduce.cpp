@@ -90,14 +90,21 @@ int64_t reduced_count(const Shape& in_shape, const std::vector<int64_t>& axes) {
     return count;
 }
 
+// The reduced axes counted in the (possibly batched) gradient (NOTE [Vectorized jacobians]).
+std::vector<int64_t> batched_axes(const GradCtx& c) {
+    std::vector<int64_t> axes = axes_of(c);
+    for (int64_t& a : axes) a = c.batched_axis(a);
+    return axes;
+}
+
 Grads sum_grad(const GradCtx& c) {  // d(sum x)/dx_i = 1
-    return {broadcast_back(c.grad(), c.in_meta[0].shape, axes_of(c))};
+    return {broadcast_back(c.grad(), c.batched(c.in_meta[0].shape), batched_axes(c))};
 }
 
 Grads mean_grad(const GradCtx& c) {  // d(mean x)/dx_i = 1/n
     const Shape& shape = c.in_meta[0].shape;
     const auto count = static_cast<double>(reduced_count(shape, axes_of(c)));
-    return {broadcast_back(c.grad() / count, shape, axes_of(c))};
+    return {broadcast_back(c.grad() / count, c.batched(shape), batched_axes(c))};
 }
 
 // Max and Min (TensorFlow's _MinOrMaxGrad): the gradient is split evenly among the elements equal
@@ -107,7 +114,7 @@ Grads min_or_max_grad(const GradCtx& c) {
     const auto& axes = axes_of(c);
     const Shape kept = reduced_shape(x.shape(), axes, /*keepdims=*/true);
     const Tensor y = reshape(c.out[0], kept);
-    const Tensor g = reshape(c.grad(), kept);
+    const Tensor g = reshape(c.grad(), c.batched(kept));
     const Tensor indicators = cast(equal(y, x), g.dtype());
     const Tensor num_selected = reduce_sum(indicators, Axes(axes), /*keepdims=*/true);
     return {divide(indicators, num_selected) * g};
@@ -121,7 +128,7 @@ Grads prod_grad(const GradCtx& c) {
     const Tensor& x = c.in[0];
     const auto& axes = axes_of(c);
     const Shape& shape = x.shape();
-    const Tensor g = broadcast_back(c.grad(), shape, axes);
+    const Tensor g = broadcast_back(c.grad(), c.batched(shape), batched_axes(c));
     std::vector<int64_t> perm = axes;
     int64_t reduced_num = 1;
     int64_t other_num = 1;
@@ -155,8 +162,8 @@ Grads prod_grad(const GradCtx& c) {
 
 // Cumsum: the gradient sums the upstream gradient the other way (same exclusive flag).
 Grads cumsum_grad(const GradCtx& c) {
-    return {cumsum(c.grad(), c.attrs.get<int64_t>("axis"), c.attrs.get<bool>("exclusive"),
-                   !c.attrs.get<bool>("reverse"))};
+    return {cumsum(c.grad(), c.batched_axis(c.attrs.get<int64_t>("axis")),
+                   c.attrs.get<bool>("exclusive"), !c.attrs.get<bool>("reverse"))};
 }
 
 // Cumprod (TensorFlow's _CumprodGrad): cumsum of prod * grad the other way, divided by x
@@ -167,22 +174,22 @@ Grads cumprod_grad(const GradCtx& c) {
     const bool exclusive = c.attrs.get<bool>("exclusive");
     const bool reverse = c.attrs.get<bool>("reverse");
     const Tensor prod = cumprod(x, axis, exclusive, reverse);
-    const Tensor out = cumsum(prod * c.grad(), axis, exclusive, !reverse);
+    const Tensor out = cumsum(prod * c.grad(), c.batched_axis(axis), exclusive, !reverse);
     return {divide_no_nan(out, x)};
 }
 
 const OpDef kReduceOps[] = {
-    {Op::reduce_sum, Save::nothing, sum_grad},
-    {Op::reduce_mean, Save::nothing, mean_grad},
-    {Op::reduce_max, Save::inputs_and_output, min_or_max_grad},
-    {Op::reduce_min, Save::inputs_and_output, min_or_max_grad},
-    {Op::reduce_prod, Save::inputs, prod_grad},
+    {Op::reduce_sum, Save::nothing, sum_grad, kBatchable},
+    {Op::reduce_mean, Save::nothing, mean_grad, kBatchable},
+    {Op::reduce_max, Save::inputs_and_output, min_or_max_grad, kBatchable},
+    {Op::reduce_min, Save::inputs_and_output, min_or_max_grad, kBatchable},
+    {Op::reduce_prod, Save::inputs, prod_grad, kBatchable},
     {Op::reduce_any, Save::nothing, nullptr},
     {Op::reduce_all, Save::nothing, nullptr},
     {Op::argmax, Save::nothing, nullptr},
     {Op::argmin, Save::nothing, nullptr},
-    {Op::cumsum, Save::nothing, cumsum_grad},
-    {Op::cumprod, Save::inputs, cumprod_grad},
+    {Op::cumsum, Save::nothing, cumsum_grad, kBatchable},
+    {Op::cumprod, Save::inputs, cumprod_grad, kBatchable},
 };
 
 Tensor arg_reduce(Op op, const Tensor& x, int64_t axis, DType output_type) {

@@ -26,6 +26,20 @@ struct GradientOptions {
     AggregationMethod aggregation_method = AggregationMethod::default_;
 };
 
+/// Options of GradientTape::jacobian and batch_jacobian (TensorFlow's keyword arguments).
+struct JacobianOptions {
+    UnconnectedGradients unconnected_gradients = UnconnectedGradients::none;
+    /// Target rows per vectorized backward walk (each walk holds this many copies of every
+    /// gradient). 0: automatic, all rows at once unless rows x max(target, source) elements exceed
+    /// kAutoJacobianElements, then as many rows as fit (at least 1).
+    int64_t parallel_iterations = 0;
+    /// true: vectorized walks (TensorFlow's pfor). false: one backward walk per target element (per
+    /// target column for batch_jacobian); the tape must then be persistent (RuntimeError).
+    bool experimental_use_pfor = true;
+};
+/// The automatic parallel_iterations bound: about 16M elements (64 MB of float32) per gradient.
+inline constexpr int64_t kAutoJacobianElements = int64_t{1} << 24;
+
 struct TapeState;
 
 /// RAII pause of a tape's recording (GradientTape::stop_recording).
@@ -84,14 +98,18 @@ public:
                                    const GradientOptions& options = {});
 
     /// Shape target.shape + source.shape: entry [i..., j...] = d target[i...] / d source[j...].
+    /// Computed by vectorized backward walks (docs/autograd.md "How jacobians are computed").
     Tensor jacobian(const Tensor& target, const Tensor& source,
                     UnconnectedGradients unconnected = UnconnectedGradients::none);
     Tensor jacobian(const Tensor& target, const Variable& source,
                     UnconnectedGradients unconnected = UnconnectedGradients::none);
+    Tensor jacobian(const Tensor& target, const Tensor& source, const JacobianOptions& options);
+    Tensor jacobian(const Tensor& target, const Variable& source, const JacobianOptions& options);
     /// target [b, y...], source [b, x...] -> [b, y..., x...]: per-example jacobians (the sum over the
     /// batch of target[:, j] differentiated, as TensorFlow does). Unconnected: zeros.
     Tensor batch_jacobian(const Tensor& target, const Tensor& source,
                           UnconnectedGradients unconnected = UnconnectedGradients::none);
+    Tensor batch_jacobian(const Tensor& target, const Tensor& source, const JacobianOptions& options);
 
     /// The ops recorded so far, with names from name_scope (for TensorBoard's graph tab).
     Graph graph() const;
