@@ -129,7 +129,7 @@ Shape with_batch(const std::vector<int64_t>& batch, const Shape& shape) {
 // batch dim): it runs once per batch row, and each needed input's row gradients are summed to the
 // input's shape, densified and stacked again.
 template <typename Formula>
-Grads per_row(const Formula& formula, const GradCtx& c, const std::vector<char>& needed) {
+Grads per_row(const Formula& formula, const GradCtx& c) {
     const std::size_t num_outputs = c.grads.size();
     const std::size_t num_inputs = c.in_meta.size();
     std::vector<std::vector<Tensor>> rows(num_outputs);
@@ -140,11 +140,11 @@ Grads per_row(const Formula& formula, const GradCtx& c, const std::vector<char>&
     std::vector<Tensor> row(num_outputs);
     for (std::size_t b = 0; b < n; ++b) {
         for (std::size_t k = 0; k < num_outputs; ++k) row[k] = rows[k][b];
-        const GradCtx ctx{row, c.in, c.out, c.attrs, c.in_meta, c.out_meta};
+        const GradCtx ctx{row, c.in, c.out, c.attrs, c.in_meta, c.out_meta, 0, c.needs};
         const Grads g = formula(ctx);
         for (std::size_t i = 0; i < num_inputs; ++i) {
             Tensor d;
-            if (i < g.size() && g[i].defined() && needed[i] != 0) {
+            if (i < g.size() && g[i].defined() && c.needs_grad(i)) {
                 d = sum_to_shape(g[i].dense(), c.in_meta[i].shape);
                 any[i] = 1;
             }
@@ -307,22 +307,25 @@ std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor>
                 out_grads[k] = zeros(batch_dims == 0 ? m.shape : with_batch(batch, m.shape), m.dtype);
             }
         }
-        const GradCtx ctx{out_grads,     entry.saved_in, entry.saved_out, entry.attrs,
-                          entry.in_meta, entry.out_meta, batch_dims};
         // Inputs that do not depend on a source (constants, unwatched tensors) need no gradient.
         auto needed = [&](std::size_t i) {
             return is_floating(entry.in_meta[i].dtype) && depends.count(entry.input_ids[i]) != 0;
         };
+        std::vector<char> needs;  // told to the formulas in batched walks only (GradCtx::needs)
+        if (batch_dims > 0) {
+            needs.resize(entry.input_ids.size());
+            for (std::size_t i = 0; i < needs.size(); ++i) needs[i] = needed(i) ? 1 : 0;
+        }
+        const GradCtx ctx{out_grads,     entry.saved_in, entry.saved_out, entry.attrs,
+                          entry.in_meta, entry.out_meta, batch_dims,      needs};
         Grads in_grads;
         if (batch_dims > 0) {
-            std::vector<char> need(entry.input_ids.size());
-            for (std::size_t i = 0; i < need.size(); ++i) need[i] = needed(i) ? 1 : 0;
             if (entry.custom) {
-                in_grads = per_row(*entry.custom, ctx, need);
+                in_grads = per_row(*entry.custom, ctx);
             } else {
                 const OpDef& def = op_def(entry.op);
                 if (def.backward == nullptr) return;  // not differentiable
-                in_grads = def.batchable ? def.backward(ctx) : per_row(def.backward, ctx, need);
+                in_grads = def.batchable ? def.backward(ctx) : per_row(def.backward, ctx);
             }
         } else if (entry.custom) {
             in_grads = (*entry.custom)(ctx);

@@ -67,16 +67,19 @@ Tensor matmul_impl(const Tensor& a, const Tensor& b, bool transpose_a, bool tran
 }
 
 // d(AB) = dA B + A dB, so dA = g B^T and dB = A^T g, with the transposes folded into the flags
-// (TensorFlow's four cases). Batch axes that were broadcast are summed by the engine.
+// (TensorFlow's four cases). Batch axes that were broadcast are summed by the engine. An input
+// that needs no gradient gets none (GradCtx::needs: in a vectorized jacobian dB of a rank-2 B is a
+// batch of outer products, [n, k, p], however little of it is used).
 Grads matmul_grad(const GradCtx& c) {
     const auto [ta, tb] = flags(c.attrs.has("adj_x") ? Op::batch_matmul : Op::matmul, c.attrs);
     const Tensor& a = c.in[0];
     const Tensor& b = c.in[1];
     const Tensor& g = c.grad();
-    if (!ta && !tb) return {matmul_impl(g, b, false, true), matmul_impl(a, g, true, false)};
-    if (!ta && tb) return {matmul_impl(g, b, false, false), matmul_impl(g, a, true, false)};
-    if (ta && !tb) return {matmul_impl(b, g, false, true), matmul_impl(a, g, false, false)};
-    return {matmul_impl(b, g, true, true), matmul_impl(g, a, true, true)};
+    Gradient da;
+    Gradient db;
+    if (c.needs_grad(0)) da = ta ? matmul_impl(b, g, tb, true) : matmul_impl(g, b, false, !tb);
+    if (c.needs_grad(1)) db = tb ? matmul_impl(g, a, true, ta) : matmul_impl(a, g, !ta, false);
+    return {da, db};
 }
 
 const OpDef kLinalgOps[] = {

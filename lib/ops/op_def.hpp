@@ -44,8 +44,12 @@ struct GradCtx {
     /// Extra leading dims on every grads[k] (and expected on every returned gradient): 0 for an
     /// ordinary gradient, 1 in a vectorized jacobian (only rows flagged `batchable` see 1).
     int batch_dims = 0;
+    /// Which inputs need a gradient (TensorFlow's skip_input_indices, inverted); empty = all. Set
+    /// in vectorized jacobians, where an unneeded batched gradient can be large (matmul's dB).
+    std::span<const char> needs = {};
 
     const Tensor& grad() const { return grads[0]; }
+    bool needs_grad(std::size_t input) const { return needs.empty() || needs[input] != 0; }
     /// `shape` (an input's or output's) with the gradients' leading batch dims in front.
     Shape batched(const Shape& shape) const;
     /// A non-negative axis of an input or output, counted in the batched gradient.
