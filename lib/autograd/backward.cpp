@@ -173,11 +173,11 @@ Tensor sum_to_shape(const Tensor& grad, const Shape& shape, int batch_dims) {
     if (g.size() == batch + s.size() && std::equal(s.begin(), s.end(), g.begin() + batch_dims)) {
         return grad;
     }
-    if (g.size() < batch + s.size()) {
+    if (batch_dims > 0 && g.size() < batch + s.size()) {
         throw errors::InternalError(fmt::format(
-            "a gradient of shape {} cannot be summed to shape {} with {} batch dims; this is a "
-            "tapeflow bug (a gradient row wrongly flagged batchable?)",
-            grad.shape().debug_string(), shape.debug_string(), batch_dims));
+            "a batched gradient of shape {} cannot be summed to shape {}; this is a tapeflow bug "
+            "(a gradient row wrongly flagged batchable?)",
+            grad.shape().debug_string(), shape.debug_string()));
     }
     const std::size_t lead = g.size() - s.size() - batch;  // broadcast added these leading axes
     std::vector<int64_t> axes;
@@ -186,6 +186,7 @@ Tensor sum_to_shape(const Tensor& grad, const Shape& shape, int batch_dims) {
         if (j < lead || (s[j - lead] == 1 && g[i] != 1)) axes.push_back(static_cast<int64_t>(i));
     }
     Tensor reduced = axes.empty() ? grad : reduce_sum(grad, Axes(axes), /*keepdims=*/true);
+    if (batch_dims == 0) return reshape(reduced, shape);
     std::vector<int64_t> dims(g.begin(), g.begin() + batch_dims);
     dims.insert(dims.end(), s.begin(), s.end());
     return reshape(reduced, Shape(std::move(dims)));
@@ -240,7 +241,8 @@ std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor>
             g = Gradient();
             if (options.unconnected_gradients == UnconnectedGradients::zero) {
                 const DeviceScope scope(source_meta[s].device);
-                g = zeros(with_batch(batch, source_meta[s].shape), source_meta[s].dtype);
+                const Shape& shape = source_meta[s].shape;
+                g = zeros(batch_dims == 0 ? shape : with_batch(batch, shape), source_meta[s].dtype);
             }
         }
         return g;
