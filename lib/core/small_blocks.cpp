@@ -17,24 +17,36 @@ namespace {
 constexpr std::size_t kClasses = kSmallBlockMaxBytes / kSmallBlockAlignment;
 constexpr std::size_t kPerClass = 32;
 
-thread_local bool cache_gone = false;  // trivially destructible: readable during thread exit
-
 struct Cache {
     std::array<std::array<void*, kPerClass>, kClasses> blocks;
     std::array<std::size_t, kClasses> count{};
+};
 
-    ~Cache() {
-        cache_gone = true;
+// This thread's cache: nullptr before the first use, kGone after the thread's exit began. A plain
+// pointer (trivial, so one TLS access per call); the owner below frees the blocks at thread exit.
+Cache* const kGone = reinterpret_cast<Cache*>(alignof(Cache));
+thread_local Cache* tl_cache = nullptr;
+
+struct CacheOwner {
+    Cache cache;
+    ~CacheOwner() {
+        tl_cache = kGone;
         for (std::size_t c = 0; c < kClasses; ++c) {
-            for (std::size_t i = 0; i < count[c]; ++i) std::free(blocks[c][i]);
+            for (std::size_t i = 0; i < cache.count[c]; ++i) std::free(cache.blocks[c][i]);
         }
     }
 };
 
+Cache* first_use() {
+    thread_local CacheOwner owner;
+    tl_cache = &owner.cache;
+    return tl_cache;
+}
+
 Cache* cache() {
-    if (cache_gone) return nullptr;
-    thread_local Cache c;
-    return &c;
+    Cache* c = tl_cache;
+    if (c == nullptr) [[unlikely]] return first_use();
+    return c == kGone ? nullptr : c;
 }
 
 }  // namespace
