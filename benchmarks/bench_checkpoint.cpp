@@ -1,8 +1,9 @@
 // Checkpoint cost (issues 7 and 9): Saver::save and Saver::restore of 100 MiB of float32 variables
 // (25 x 1M), next to a plain buffered file copy of the same bytes (std::FILE fwrite without fsync,
 // fread), the crash-safe minimum (io::write_file_atomically: temp file, fsync, rename), one read()
-// per file, and LibTorch's torch::save / torch::load of the same tensors (no fsync). Files go to
-// the system temp folder.
+// per file, and LibTorch's torch::save / torch::load of the same tensors (no fsync). tapeflow_async
+// is the time an asynchronous save (SaverOptions::async) blocks the caller. Files go to the system
+// temp folder.
 //   build/benchmarks/bench_checkpoint --benchmark_format=json > ckpt.json && benchmarks/compare.py
 //   ckpt.json
 #include <cstdio>
@@ -48,6 +49,22 @@ void BM_tapeflow_save(benchmark::State& state) {
     int64_t step = 0;
     for (auto _ : state)
         saver.save(path, ++step);
+    state.SetBytesProcessed(state.iterations() * kBytes);
+}
+
+// SaverOptions::async: the time save() blocks the caller (a host copy of the values); the
+// background write (fsync included) is waited for outside the timed region.
+void BM_tapeflow_save_async(benchmark::State& state) {
+    auto vars = make_variables();
+    tf::train::Saver saver(vars, tf::train::SaverOptions{.max_to_keep = 1, .async = true});
+    const std::string path = folder() + "/model_async";
+    int64_t step = 0;
+    for (auto _ : state) {
+        saver.save(path, ++step);
+        state.PauseTiming();
+        saver.wait();
+        state.ResumeTiming();
+    }
     state.SetBytesProcessed(state.iterations() * kBytes);
 }
 
@@ -124,6 +141,7 @@ int main(int argc, char** argv) {
     benchmark::AddCustomContext("libtorch", torch_checkpoint_cases::available() ? "yes" : "no");
     const std::pair<const char*, void (*)(benchmark::State&)> cases[] = {
         {"checkpoint/save_100MiB/tapeflow", BM_tapeflow_save},
+        {"checkpoint/save_100MiB/tapeflow_async", BM_tapeflow_save_async},
         {"checkpoint/save_100MiB/plain_fwrite", BM_plain_write},
         {"checkpoint/save_100MiB/limit_write_fsync", BM_limit_write},
         {"checkpoint/restore_100MiB/tapeflow", BM_tapeflow_restore},

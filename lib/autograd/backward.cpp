@@ -20,8 +20,11 @@
 // runs once per batch row, and its per-row input gradients are densified and stacked again
 // (pfor's fallback), so only that op is looped. sum_to_shape keeps the leading batch dims.
 #include <algorithm>
+#include <array>
 #include <map>
+#include <memory_resource>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/ops/array.hpp>
@@ -207,10 +210,13 @@ std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor>
         const auto& seed = options.output_gradients[0].shape().dims();
         batch.assign(seed.begin(), seed.begin() + batch_dims);
     }
+    // The walk's bookkeeping lives in one arena, mostly on the stack (NOTE [Tape memory]).
+    std::array<std::byte, 4096> stack_buffer;
+    std::pmr::monotonic_buffer_resource arena(stack_buffer.data(), stack_buffer.size(), tape_block_pool());
 
     // Live entries: those with an input that depends on a source.
-    std::unordered_set<int64_t> depends(source_ids.begin(), source_ids.end());
-    std::vector<char> live(num_entries, 0);
+    std::pmr::unordered_set<int64_t> depends(source_ids.begin(), source_ids.end(), 0, &arena);
+    std::pmr::vector<char> live(num_entries, 0, &arena);
     for (std::size_t e = 0; e < num_entries; ++e) {
         const TapeEntry& entry = tape.entries[e];
         for (int64_t id : entry.input_ids) {
@@ -222,7 +228,7 @@ std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor>
         if (live[e] != 0) depends.insert(entry.output_ids.begin(), entry.output_ids.end());
     }
 
-    std::unordered_map<int64_t, Accumulator> grads;
+    std::pmr::unordered_map<int64_t, Accumulator> grads(&arena);
     auto accumulate = [&](int64_t id, Gradient g) {
         grads.try_emplace(id, options.aggregation_method).first->second.add(std::move(g));
     };
@@ -232,8 +238,8 @@ std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor>
     }
 
     // Sources keep their final gradient here when their producer is processed.
-    const std::unordered_set<int64_t> source_set(source_ids.begin(), source_ids.end());
-    std::unordered_map<int64_t, Gradient> finished;
+    const std::pmr::unordered_set<int64_t> source_set(source_ids.begin(), source_ids.end(), 0, &arena);
+    std::pmr::unordered_map<int64_t, Gradient> finished(&arena);
 
     // The gradient handed out for source s: undefined (or zeros) when unconnected or not floating.
     auto finalize = [&](std::size_t s, Gradient g) {
@@ -252,15 +258,15 @@ std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor>
     // the walk has passed the first entry that reads it; it is handed out there and forgotten, and a
     // non-persistent tape drops each entry's saved tensors once processed, so optimizers can update
     // a variable in place (no copy-on-write) and free its gradient while the walk goes on.
-    std::vector<std::vector<std::size_t>> ready_after;
-    std::vector<char> streamed(source_ids.size(), 0);
+    std::pmr::vector<std::pmr::vector<std::size_t>> ready_after(&arena);
+    std::pmr::vector<char> streamed(source_ids.size(), 0, &arena);
     if (on_ready) {
         ready_after.resize(num_entries);
-        std::unordered_set<int64_t> produced;
+        std::pmr::unordered_set<int64_t> produced(&arena);
         for (std::size_t e = 0; e < num_entries; ++e) {
             produced.insert(tape.entries[e].output_ids.begin(), tape.entries[e].output_ids.end());
         }
-        std::unordered_map<int64_t, std::size_t> first_use;
+        std::pmr::unordered_map<int64_t, std::size_t> first_use(&arena);
         for (std::size_t e = num_entries; e-- > 0;) {
             for (int64_t id : tape.entries[e].input_ids) first_use[id] = e;
         }
@@ -279,7 +285,7 @@ std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor>
         if (live[e] == 0) return;
         // Gather the outputs' final gradients; skip entries no gradient reached.
         const std::size_t num_outputs = tape.entries[e].output_ids.size();
-        std::vector<Gradient> final_grads(num_outputs);
+        std::pmr::vector<Gradient> final_grads(num_outputs, &arena);
         bool any = false;
         for (std::size_t k = 0; k < num_outputs; ++k) {
             const int64_t id = tape.entries[e].output_ids[k];
@@ -298,7 +304,7 @@ std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor>
             accumulate(tape.entries[e].input_ids[0], final_grads[0]);
             return;
         }
-        std::vector<Tensor> out_grads(num_outputs);
+        std::pmr::vector<Tensor> out_grads(num_outputs, &arena);
         for (std::size_t k = 0; k < num_outputs; ++k) out_grads[k] = final_grads[k].dense();
         // In place: recording on this same (persistent) tape appends without moving entries.
         const TapeEntry& entry = tape.entries[e];

@@ -25,27 +25,37 @@ bool watched_input(const TapeState& tape, std::span<const Tensor> inputs) {
 void append_entry(TapeState& tape, Op op, std::span<const Tensor> inputs,
                   std::span<const Tensor> outputs, const Attrs& attrs, Save save,
                   std::shared_ptr<CustomBackwardFn> custom) {
-    TapeEntry entry;
-    entry.op = op;
-    entry.attrs = attrs;
-    entry.custom = std::move(custom);
-    for (const Tensor& in : inputs) {
-        entry.input_ids.push_back(in.id());
-        entry.in_meta.push_back(meta_of(in));
+    TapeEntry& entry = tape.entries.emplace_back();
+    try {
+        entry.op = op;
+        entry.attrs = attrs;
+        entry.custom = std::move(custom);
+        entry.input_ids.reserve(inputs.size());
+        entry.in_meta.reserve(inputs.size());
+        for (const Tensor& in : inputs) {
+            entry.input_ids.push_back(in.id());
+            entry.in_meta.push_back(meta_of(in));
+        }
+        entry.output_ids.reserve(outputs.size());
+        entry.out_meta.reserve(outputs.size());
+        for (const Tensor& out : outputs) {
+            entry.output_ids.push_back(out.id());
+            entry.out_meta.push_back(meta_of(out));
+        }
+        if (save == Save::inputs || save == Save::inputs_and_output) {
+            entry.saved_in.assign(inputs.begin(), inputs.end());
+        }
+        if (save == Save::output || save == Save::inputs_and_output) {
+            entry.saved_out.assign(outputs.begin(), outputs.end());
+        }
+        entry.scope = current_name_scope();
+        for (const Tensor& out : outputs) {
+            if (is_floating(out.dtype())) tape.watched.insert(out.id());
+        }
+    } catch (...) {  // out of memory: no half-filled entry stays on the tape
+        tape.entries.pop_back();
+        throw;
     }
-    for (const Tensor& out : outputs) {
-        entry.output_ids.push_back(out.id());
-        entry.out_meta.push_back(meta_of(out));
-        if (is_floating(out.dtype())) tape.watched.insert(out.id());
-    }
-    if (save == Save::inputs || save == Save::inputs_and_output) {
-        entry.saved_in.assign(inputs.begin(), inputs.end());
-    }
-    if (save == Save::output || save == Save::inputs_and_output) {
-        entry.saved_out.assign(outputs.begin(), outputs.end());
-    }
-    entry.scope = current_name_scope();
-    tape.entries.push_back(std::move(entry));
 }
 
 [[noreturn]] void throw_consumed() {
@@ -99,15 +109,11 @@ void record_variable_read(const Variable& variable, const Tensor& value) {
             tape->watched_variables.push_back(variable);
         }
         if (!is_floating(value.dtype())) continue;
-        TapeEntry entry;
-        entry.op = Op::read_variable;
-        entry.input_ids.push_back(id);
-        entry.in_meta.push_back(meta_of(value));
-        entry.output_ids.push_back(value.id());
-        entry.out_meta.push_back(meta_of(value));
+        const std::span<const Tensor> read(&value, 1);
+        append_entry(*tape, Op::read_variable, read, read, Attrs(), Save::nothing, nullptr);
+        TapeEntry& entry = tape->entries.back();
+        entry.input_ids[0] = id;  // the input is the variable, not the value read
         entry.attrs.set("variable", variable.name());
-        tape->watched.insert(value.id());
-        tape->entries.push_back(std::move(entry));
     }
 }
 
@@ -118,6 +124,22 @@ void record_custom(std::span<const Tensor> inputs, const Tensor& output,
         append_entry(*tape, Op::custom_gradient, inputs, std::span<const Tensor>(&output, 1), Attrs(),
                      Save::inputs_and_output, backward);
     }
+}
+
+std::pmr::memory_resource* tape_block_pool() {
+    // Never destroyed: tapes may be released during static destruction.
+    static auto* pool = new std::pmr::synchronized_pool_resource(
+        std::pmr::pool_options{.max_blocks_per_chunk = 4, .largest_required_pool_block = 1 << 20});
+    return pool;
+}
+
+void TapeState::clear() {
+    // The containers must not outlive the memory release() takes back, so they are rebuilt.
+    std::destroy_at(&entries);
+    std::destroy_at(&watched);
+    arena.release();
+    std::construct_at(&watched, &arena);
+    std::construct_at(&entries, &arena);
 }
 
 // ---- StopRecording ----
@@ -173,8 +195,7 @@ StopRecording GradientTape::stop_recording() { return StopRecording(state_); }
 
 void GradientTape::reset() {
     if (!state_->on_stack) throw errors::InvalidArgumentError("Tape is not recording.");
-    state_->entries.clear();
-    state_->watched.clear();
+    state_->clear();
     state_->watched_variables.clear();
 }
 

@@ -14,6 +14,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <memory_resource>
 #include <span>
 #include <string>
 #include <unordered_set>
@@ -29,18 +30,34 @@ namespace tapeflow {
 /// Backward function of an entry that is not a registered op (custom_gradient).
 using CustomBackwardFn = std::function<Grads(const GradCtx& ctx)>;
 
+// NOTE [Tape memory]: entries, their lists and the watched set live in their tape's arena
+// (TapeState::arena), not on the global heap: a training step records a dozen entries with six
+// lists each, and allocating and freeing them one by one with malloc cost more than the step's
+// arithmetic (docs/performance.md, the tutorial network). An arena only grows, so reset() rebuilds
+// the containers on a released arena; a non-persistent tape keeps it until it is destroyed.
 struct TapeEntry {
-    Op op;
+    using allocator_type = std::pmr::polymorphic_allocator<>;
+    explicit TapeEntry(const allocator_type& alloc)
+        : input_ids(alloc), in_meta(alloc), output_ids(alloc), out_meta(alloc), saved_in(alloc),
+          saved_out(alloc) {}
+
+    Op op = Op::identity;
     Attrs attrs;
-    std::vector<int64_t> input_ids;
-    std::vector<TensorMeta> in_meta;
-    std::vector<int64_t> output_ids;
-    std::vector<TensorMeta> out_meta;
-    std::vector<Tensor> saved_in;
-    std::vector<Tensor> saved_out;
+    std::pmr::vector<int64_t> input_ids;
+    std::pmr::vector<TensorMeta> in_meta;
+    std::pmr::vector<int64_t> output_ids;
+    std::pmr::vector<TensorMeta> out_meta;
+    std::pmr::vector<Tensor> saved_in;
+    std::pmr::vector<Tensor> saved_out;
     std::shared_ptr<CustomBackwardFn> custom;  // set for custom_gradient entries
     std::string scope;  // name scope when recorded ("" mostly: no allocation); graph() adds the type
 };
+
+/// Where tape arenas get their blocks: a process-wide pool (blocks are reused from tape to tape,
+/// not malloc'ed: a large malloc per step made glibc consolidate its free lists every step).
+std::pmr::memory_resource* tape_block_pool();
+/// A training step's tape (a dozen entries) fits in one block of this size.
+inline constexpr std::size_t kTapeFirstBlock = 8192;
 
 struct TapeState {
     bool persistent = false;
@@ -48,11 +65,21 @@ struct TapeState {
     bool on_stack = false;  // recording (pushed on this thread's stack)
     bool consumed = false;  // a non-persistent tape after its gradient()
     bool closed = false;    // its GradientTape was destroyed
-    std::unordered_set<int64_t> watched;  // tensor ids and variable ids
+    // Entries and the watched set allocate from this arena (NOTE [Tape memory]); declared first,
+    // so it outlives them.
+    std::pmr::monotonic_buffer_resource arena{kTapeFirstBlock, tape_block_pool()};
+    std::pmr::unordered_set<int64_t> watched{&arena};  // tensor ids and variable ids
     std::vector<Variable> watched_variables;
     // A deque: recording (a persistent tape may record the gradient computation on itself)
     // never moves existing entries, so the backward walk reads them in place.
-    std::deque<TapeEntry> entries;
+    std::pmr::deque<TapeEntry> entries{&arena};
+
+    TapeState() {}  // NOLINT: user-provided, so make_shared does not zero the arena's buffer
+    TapeState(const TapeState&) = delete;
+    TapeState& operator=(const TapeState&) = delete;
+
+    /// Forgets every entry and watched id and gives the arena's memory back (reset()).
+    void clear();
 };
 
 /// The recording tapes of this thread, innermost last.

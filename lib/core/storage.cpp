@@ -10,11 +10,12 @@
 
 #include "core/backend.hpp"
 #include "core/deferred.hpp"
+#include "core/small_blocks.hpp"
 
 namespace tapeflow {
 namespace {
 
-constexpr std::size_t kCpuAlignment = 64;
+constexpr std::size_t kCpuAlignment = kSmallBlockAlignment;
 // Blocks from this size up are cached for reuse: glibc serves them with mmap/munmap, and every
 // fresh mapping page-faults on first touch (about 4 us per 4 KiB page on these VMs), which made
 // allocation, not arithmetic, the cost of large element-wise ops (shared/anchors/RESULTS.md, finding 4).
@@ -22,7 +23,7 @@ constexpr std::size_t kCacheMinBytes = std::size_t{1} << 18;
 
 // Size classes: four per power of two, so a reused block wastes at most 25%.
 std::size_t size_class(std::size_t nbytes) {
-    if (nbytes < kCacheMinBytes) return (nbytes + kCpuAlignment - 1) / kCpuAlignment * kCpuAlignment;
+    if (nbytes < kCacheMinBytes) return small_block_size(nbytes);
     const int top = 63 - __builtin_clzll(nbytes);
     const std::size_t step = std::size_t{1} << (top - 2);
     return (nbytes + step - 1) / step * step;
@@ -37,7 +38,9 @@ class CpuAllocator final : public Allocator {
 public:
     void* allocate(std::size_t nbytes, Device device) override {
         const std::size_t rounded = size_class(nbytes);
-        if (rounded >= kCacheMinBytes) {
+        if (rounded <= kSmallBlockMaxBytes) {
+            if (void* cached = small_block_take(rounded)) return cached;
+        } else if (rounded >= kCacheMinBytes) {
             const std::lock_guard lock(mutex_);
             auto it = free_.find(rounded);
             if (it != free_.end() && !it->second.empty()) {
@@ -61,7 +64,9 @@ public:
 
     void deallocate(void* ptr, std::size_t nbytes, Device /*device*/) noexcept override {
         const std::size_t rounded = size_class(nbytes);
-        if (rounded >= kCacheMinBytes) {
+        if (rounded <= kSmallBlockMaxBytes) {
+            if (small_block_keep(ptr, rounded)) return;
+        } else if (rounded >= kCacheMinBytes) {
             const std::lock_guard lock(mutex_);
             if (cached_bytes_ + rounded <= limit_) {
                 try {

@@ -10,6 +10,7 @@
 #include "core/backend.hpp"
 #include "core/format.hpp"
 #include "core/ids.hpp"
+#include "core/small_blocks.hpp"
 
 namespace tapeflow {
 
@@ -20,10 +21,10 @@ int64_t next_unique_id() {
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
     const std::size_t nbytes = static_cast<std::size_t>(shape.num_elements()) * dtype_size(dtype);
-    auto impl = std::make_shared<TensorImpl>();
+    auto impl = std::allocate_shared<TensorImpl>(SmallBlockAllocator<TensorImpl>());
     impl->shape = shape;
     impl->dtype = dtype;
-    impl->storage = std::make_shared<Storage>(nbytes, device);
+    impl->storage = std::allocate_shared<Storage>(SmallBlockAllocator<Storage>(), nbytes, device);
     impl->id = next_unique_id();
     return Tensor(std::move(impl));
 }
@@ -36,7 +37,7 @@ Tensor Tensor::view(std::shared_ptr<Storage> storage, std::size_t offset, const 
             "view of {} bytes at offset {} exceeds its storage ({} bytes); this is a tapeflow bug",
             nbytes, offset, storage ? storage->nbytes() : 0));
     }
-    auto impl = std::make_shared<TensorImpl>();
+    auto impl = std::allocate_shared<TensorImpl>(SmallBlockAllocator<TensorImpl>());
     impl->shape = shape;
     impl->dtype = dtype;
     impl->storage = std::move(storage);

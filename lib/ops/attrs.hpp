@@ -28,6 +28,7 @@ public:
                 return *this;
             }
         }
+        if (items_.empty()) items_.reserve(4);  // one allocation for most ops, not one per attr
         items_.emplace_back(name, std::move(value));
         return *this;
     }

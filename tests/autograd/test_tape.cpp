@@ -2,6 +2,8 @@
 // errors, persistence, nesting, aggregation methods, jacobians, custom gradients, IndexedSlices.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <tapeflow/tapeflow.hpp>
 
 #include "support/gradcheck.hpp"
@@ -163,6 +165,28 @@ TEST_CASE("reset forgets the record", "[tape]") {
     tape.watch(x);
     auto z = x * x * x;
     CHECK(tape.gradient(z, x).dense().item<double>() == 12.0);
+}
+
+TEST_CASE("a persistent tape reset again and again records afresh each time", "[tape]") {
+    // reset() rebuilds the record on a released arena (NOTE [Tape memory]): no entry or watched id
+    // of an earlier round survives, and the same arena serves every round.
+    auto x = tf::constant(std::vector<double>{1.0, 2.0, 3.0}, tf::Shape{3});
+    tf::GradientTape tape(true);
+    for (int round = 0; round < 300; ++round) {
+        tape.reset();
+        tape.watch(x);
+        tf::Tensor y = x;
+        for (int i = 0; i < round % 7 + 1; ++i) y = y * x;  // y = x^(k+1)
+        const int k = round % 7 + 1;
+        const std::vector<double> g = tape.gradient(tf::reduce_sum(y), x).dense().to_vector<double>();
+        for (int i = 0; i < 3; ++i) {
+            REQUIRE(g[static_cast<std::size_t>(i)] ==
+                    Approx((k + 1) * std::pow(static_cast<double>(i + 1), k)));
+        }
+    }
+    tape.reset();
+    CHECK(tape.watched_variables().empty());
+    CHECK_FALSE(tape.gradient(x * x, x).defined());  // x is no longer watched
 }
 
 TEST_CASE("nested tapes give second derivatives", "[tape]") {

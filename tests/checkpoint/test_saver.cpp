@@ -88,6 +88,52 @@ TEST_CASE("save: step suffix, the TF state file, max_to_keep, latest_checkpoint"
     CHECK(all.last_checkpoints().size() == 7);
 }
 
+TEST_CASE("async save: a snapshot at the call, durable after wait(), in order, state file last",
+          "[checkpoint][async]") {
+    const std::string dir = ckpt_test::fresh_dir("async");
+    tf::Variable w(tf::constant({1.f, 2.f, 3.f}), {.name = "async_w"});
+    t::Saver saver(std::vector<tf::Variable>{w}, t::SaverOptions{.max_to_keep = 2, .async = true});
+    for (int step = 1; step <= 5; ++step) {
+        CHECK(saver.save(dir + "/model", step) == fmt::format("{}/model-{}", dir, step));
+        // Changing the variable at once does not reach the checkpoint being written.
+        w.assign(tf::constant({10.f * step, 0.f, 0.f}));
+    }
+    saver.wait();
+    CHECK(saver.last_checkpoints() == std::vector<std::string>{dir + "/model-4", dir + "/model-5"});
+    CHECK(t::latest_checkpoint(dir) == dir + "/model-5");
+    CHECK_FALSE(fs::exists(dir + "/model-3.safetensors"));
+    // model-5 holds the value at the save() call (40), not the later assign (50).
+    CHECK(t::load_variable(dir + "/model-5", "async_w").to_vector<float>() == std::vector<float>{40.f, 0.f, 0.f});
+    CHECK(t::load_variable(dir + "/model-4", "async_w").to_vector<float>() == std::vector<float>{30.f, 0.f, 0.f});
+    for (const auto& e : fs::directory_iterator(dir)) CHECK_THAT(e.path().string(), !Contains(".tmp."));
+    // restore() waits for the save in flight and reads the finished file.
+    saver.save(dir + "/model", 6);
+    w.assign(tf::constant({0.f, 0.f, 0.f}));
+    saver.restore(dir + "/model-6");
+    CHECK(w.value().to_vector<float>() == std::vector<float>{50.f, 0.f, 0.f});
+    saver.wait();  // nothing in flight: returns at once
+}
+
+TEST_CASE("async save: a failed background write is raised by wait() and not kept", "[checkpoint][async]") {
+    const std::string dir = ckpt_test::fresh_dir("async_fail");
+    tf::Variable w(tf::constant({1.f}), {.name = "async_fail_w"});
+    t::Saver saver(std::vector<tf::Variable>{w}, t::SaverOptions{.async = true});
+    saver.save(dir + "/good", 1);
+    saver.wait();
+    // A directory where the checkpoint file should go makes the background rename fail.
+    fs::create_directories(dir + "/bad-2.safetensors/blocker");
+    saver.save(dir + "/bad", 2);
+    CHECK_THROWS_AS(saver.wait(), tf::errors::OpError);
+    CHECK(saver.last_checkpoints() == std::vector<std::string>{dir + "/good-1"});
+    CHECK(t::latest_checkpoint(dir) == dir + "/good-1");
+    // The next save works again; a failure not yet collected is raised by the next save().
+    saver.save(dir + "/good", 3);
+    saver.save(dir + "/bad", 2);
+    CHECK_THROWS_AS(saver.save(dir + "/good", 4), tf::errors::OpError);
+    saver.wait();
+    CHECK(t::latest_checkpoint(dir) == dir + "/good-3");
+}
+
 TEST_CASE("restore checks names, shapes and dtypes and names the variable; nothing changes on error",
           "[checkpoint][errors]") {
     const std::string dir = ckpt_test::fresh_dir("checks");

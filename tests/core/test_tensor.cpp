@@ -3,6 +3,8 @@
 
 #include <sstream>
 
+#include <thread>
+
 #include <tapeflow/tapeflow.hpp>
 
 namespace tf = tapeflow;
@@ -112,6 +114,35 @@ TEST_CASE("large CPU buffers are 64-byte aligned and reused", "[tensor][allocato
     CHECK(again.to_vector<float>()[12345] == 1.0f);
     auto small = tf::zeros({3});
     CHECK(reinterpret_cast<std::uintptr_t>(small.raw_data()) % 64 == 0);
+}
+
+TEST_CASE("small buffers are reused per thread and may be freed on any thread", "[tensor][allocator]") {
+    const void* first = nullptr;
+    {
+        auto t = tf::fill({7}, 1.0);  // 28 bytes: the 64-byte class
+        first = t.raw_data();
+    }
+    auto again = tf::fill({5}, 2.0);  // same class, same thread: the block freed above comes back
+    CHECK(again.raw_data() == first);
+    CHECK(again.to_vector<float>() == std::vector<float>(5, 2.0f));
+    // Made on one thread, freed on another (the block joins the freeing thread's cache), and made
+    // on threads that exit (their caches are freed then): values stay intact, nothing is lost.
+    std::vector<tf::Tensor> made;
+    std::thread maker([&] {
+        for (int i = 0; i < 200; ++i) made.push_back(tf::fill({i % 200 + 1}, static_cast<double>(i)));
+    });
+    maker.join();
+    for (int i = 0; i < 200; ++i) {
+        REQUIRE(made[static_cast<std::size_t>(i)].to_vector<float>().back() == static_cast<float>(i));
+    }
+    std::thread freer([&] { made.clear(); });
+    freer.join();
+    std::vector<tf::Tensor> kept;
+    for (int i = 0; i < 100; ++i) kept.push_back(tf::fill({i + 1}, static_cast<double>(-i)));
+    for (int i = 0; i < 100; ++i) {
+        CHECK(reinterpret_cast<std::uintptr_t>(kept[static_cast<std::size_t>(i)].raw_data()) % 64 == 0);
+        CHECK(kept[static_cast<std::size_t>(i)].to_vector<float>().front() == static_cast<float>(-i));
+    }
 }
 
 TEST_CASE("memory_stats counts tensor bytes and the peak", "[tensor][allocator]") {

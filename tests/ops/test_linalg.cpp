@@ -1,5 +1,5 @@
 // matmul: golden values and gradients (ops.json), finite-difference gradients for every transpose
-// flag with broadcast batches, each kernel path (one gemm, folded batch, small products over
+// flag with broadcast batches, each kernel path (a plain loop for tiny products, one gemm, folded batch, small products over
 // threads, 16-bit floats, integers) against a reference loop, and TensorFlow's errors.
 #include <catch2/catch.hpp>
 
@@ -148,6 +148,10 @@ TEST_CASE("matmul second-order gradient", "[linalg][gradcheck]") {
 TEST_CASE("matmul kernel paths agree with a reference loop", "[linalg]") {
     const std::vector<std::pair<Dims, Dims>> cases = {
         {{37, 53}, {53, 29}},        // one gemm
+        {{10, 2}, {2, 3}},           // a plain loop (at most kSmallGemmMnk multiply-adds)
+        {{8, 16}, {16, 8}},          // the largest plain loop
+        {{8, 16}, {16, 9}},          // just above it: OpenBLAS
+        {{5, 1, 3}, {3, 4}},         // small products batched
         {{4, 37, 53}, {53, 29}},     // a batch folded into M
         {{16, 8, 8}, {16, 8, 8}},    // small products spread over threads
         {{3, 1, 5, 7}, {4, 7, 6}},   // broadcast batches

@@ -22,9 +22,17 @@ struct SaverOptions {
     /// How many of this Saver's checkpoints to keep; older files are deleted after each save.
     /// 0 (or less) keeps all of them.
     int max_to_keep = 5;
+    /// Writes in the background (TensorFlow's CheckpointOptions(enable_async=True), PyTorch's
+    /// async_save): save() copies the variables' values to host memory and returns; a background
+    /// thread then writes the file (temporary file, fsync, rename), and only after that updates
+    /// the state file and deletes old checkpoints, so latest_checkpoint() never names a file that
+    /// is not complete and durable. One save runs at a time: the next save(), wait(), restore() and
+    /// the destructor wait for it; a failure is raised by the next save() or wait().
+    bool async = false;
 };
 
 struct PendingRestore;  // internal (lib/train/checkpoint/pending_restore.hpp)
+struct BackgroundSave;  // internal (lib/train/checkpoint/saver.cpp)
 
 /// Saves and restores variables.
 ///
@@ -50,8 +58,12 @@ public:
 
     /// Writes "<save_path>-<step>.safetensors" ("<save_path>.safetensors" without a step) with a
     /// temporary file, fsync and rename, then the "checkpoint" state file of its directory, then
-    /// deletes checkpoints beyond max_to_keep. Returns the prefix ("<save_path>-<step>").
+    /// deletes checkpoints beyond max_to_keep. Returns the prefix ("<save_path>-<step>"). With
+    /// SaverOptions::async the writing happens in the background (see there).
     std::string save(const std::string& save_path, std::optional<int64_t> global_step = {});
+    /// Blocks until the last save() is durable and named by the state file; raises its error, if
+    /// it failed. Returns at once for synchronous Savers.
+    void wait();
     /// Restores from a prefix or a ".safetensors" file name. NotFoundError (file or variable
     /// missing), InvalidArgumentError (shape or dtype differs), DataLossError (corrupt file), each
     /// naming the variable or file; on any error no variable changes.
@@ -65,6 +77,7 @@ public:
 
 private:
     std::vector<std::pair<std::string, Variable>> targets() const;
+    void finish_quietly() noexcept;  // wait(), logging a failure instead of raising it
 
     enum class Mode { all_globals, list, named };
     Mode mode_;
@@ -73,6 +86,7 @@ private:
     SaverOptions options_;
     std::vector<std::string> last_;
     std::shared_ptr<PendingRestore> pending_;
+    std::unique_ptr<BackgroundSave> in_flight_;  // the running async save, if any
 };
 
 /// The prefix of the newest checkpoint named by "<dir>/checkpoint", or nullopt when there is no

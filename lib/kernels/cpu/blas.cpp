@@ -9,9 +9,39 @@
 
 namespace tapeflow::cpu {
 
+namespace {
+
+// Products up to this many multiply-adds cost less as a plain loop than OpenBLAS's per-call
+// overhead (argument checks, dispatch, buffer setup: about 1500 instructions), which dominated the
+// matmuls of small networks (the tutorial network's are 10x2 by 2x3).
+constexpr int64_t kSmallGemmMnk = 1024;
+
+template <class T>
+void small_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+                const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+    const int64_t a_row = trans_a ? 1 : lda;  // step from A(i, p) to A(i + 1, p)
+    const int64_t a_col = trans_a ? lda : 1;  // ... and to A(i, p + 1)
+    const int64_t b_row = trans_b ? 1 : ldb;  // step from B(p, j) to B(p + 1, j)
+    const int64_t b_col = trans_b ? ldb : 1;
+    for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+            T sum = 0;
+            for (int64_t p = 0; p < k; ++p) sum += a[i * a_row + p * a_col] * b[p * b_row + j * b_col];
+            T& out = c[i * ldc + j];
+            out = beta == T(0) ? sum : sum + beta * out;  // beta 0: C may hold garbage, never read
+        }
+    }
+}
+
+}  // namespace
+
 template <class T>
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
           const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+    if (m * n * k <= kSmallGemmMnk) {
+        small_gemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
+        return;
+    }
     const auto ta = trans_a ? CblasTrans : CblasNoTrans;
     const auto tb = trans_b ? CblasTrans : CblasNoTrans;
     const auto i = [](int64_t v) { return static_cast<blasint>(v); };

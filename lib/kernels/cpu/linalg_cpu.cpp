@@ -21,7 +21,8 @@ namespace {
 
 constexpr int64_t kParallelFlops = 1 << 18;  // multiply-adds per thread before a loop goes parallel
 
-// One call's products: C[i] = op(A[a_index[i]]) op(B[b_index[i]]) for each output batch i.
+// One call's products: C[i] = op(A[a_index[i]]) op(B[b_index[i]]) for each output batch i
+// (the index lists stay empty for a single product).
 struct Gemm {
     int64_t batch = 1;
     int64_t m = 0;
@@ -84,6 +85,12 @@ Gemm plan_gemm(const KernelContext& ctx) {
     g.m = c.shape()[-2];
     g.n = c.shape()[-1];
     g.k = a.shape()[g.ta ? -2 : -1];
+    for (const int64_t d : {g.m, g.n, g.k}) {
+        if (d > std::numeric_limits<blasint>::max() / 2) {
+            op_fail(ctx.op, "matrix dimension {} is too large for BLAS", d);
+        }
+    }
+    if (c.rank() == 2) return g;  // one product: no batch indices to plan
     const std::vector<int64_t> out = batch_dims(c.shape());
     const std::vector<int64_t> in_a = batch_dims(a.shape());
     const std::vector<int64_t> in_b = batch_dims(b.shape());
@@ -92,11 +99,6 @@ Gemm plan_gemm(const KernelContext& ctx) {
     for (const int64_t d : in_b) g.b_count *= d;
     g.a_index = broadcast_index(out, in_a);
     g.b_index = broadcast_index(out, in_b);
-    for (const int64_t d : {g.m, g.n, g.k}) {
-        if (d > std::numeric_limits<blasint>::max() / 2) {
-            op_fail(ctx.op, "matrix dimension {} is too large for BLAS", d);
-        }
-    }
     return g;
 }
 
@@ -187,8 +189,8 @@ void run_int(const Gemm& g, const T* a, const T* b, T* c) {
         for (int64_t row = begin; row < end; ++row) {
             const int64_t i = row % m;
             const auto batch = static_cast<std::size_t>(row / m);
-            const T* pa = a + g.a_index[batch] * m * k;
-            const T* pb = b + g.b_index[batch] * k * n;
+            const T* pa = a + (g.a_index.empty() ? 0 : g.a_index[batch]) * m * k;  // empty: one product
+            const T* pb = b + (g.b_index.empty() ? 0 : g.b_index[batch]) * k * n;
             for (int64_t p = 0; p < k; ++p) {  // row i of op(A)
                 a_row[p] = static_cast<U>(g.ta ? pa[p * m + i] : pa[i * k + p]);
             }

@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstring>
+#include <exception>
 #include <filesystem>
+#include <thread>
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -65,9 +68,38 @@ Saver::Saver(std::map<std::string, Variable> named, SaverOptions options)
     }
 }
 
-Saver::~Saver() = default;
+// An async save's thread and what it failed with.
+struct BackgroundSave {
+    std::thread thread;
+    std::exception_ptr error;
+    std::vector<std::string> previous;  // the Saver's list before this save, restored if it fails
+};
+
+void Saver::finish_quietly() noexcept {
+    try {
+        wait();
+    } catch (const std::exception& e) {  // no caller to raise it to: say so instead
+        logging::error("Saver: the last asynchronous save failed: {}", e.what());
+    }
+}
+
+Saver::~Saver() { finish_quietly(); }
+
 Saver::Saver(Saver&&) noexcept = default;
-Saver& Saver::operator=(Saver&&) noexcept = default;
+
+Saver& Saver::operator=(Saver&& other) noexcept {
+    if (this != &other) {
+        finish_quietly();  // this Saver's own save first (a running thread must be joined)
+        mode_ = other.mode_;
+        list_ = std::move(other.list_);
+        named_ = std::move(other.named_);
+        options_ = other.options_;
+        last_ = std::move(other.last_);
+        pending_ = std::move(other.pending_);
+        in_flight_ = std::move(other.in_flight_);
+    }
+    return *this;
+}
 
 std::vector<std::pair<std::string, Variable>> Saver::targets() const {
     std::vector<std::pair<std::string, Variable>> out;
@@ -85,35 +117,87 @@ std::vector<std::pair<std::string, Variable>> Saver::targets() const {
     return out;
 }
 
-std::string Saver::save(const std::string& save_path, std::optional<int64_t> global_step) {
-    if (save_path.empty()) throw errors::InvalidArgumentError("Saver.save: save_path is empty");
-    const std::string prefix = global_step ? fmt::format("{}-{}", save_path, *global_step) : save_path;
-    // Distributed training: only the chief writes (docs/distributed.md, Checkpoints).
-    if (!distribute::is_chief()) return prefix;
-    const std::string dir = ckpt::prefix_dir(prefix);
-    io::make_dirs(dir);
-    std::vector<std::pair<std::string, Tensor>> tensors;
-    for (const auto& [name, var] : targets()) tensors.emplace_back(name, var.value());
-    ckpt::write_checkpoint(ckpt::checkpoint_file_name(prefix), tensors, global_step);
+namespace {
 
-    std::erase(last_, prefix);
-    last_.push_back(prefix);
-    std::vector<std::string> expired;
-    while (options_.max_to_keep > 0 && last_.size() > static_cast<std::size_t>(options_.max_to_keep)) {
-        expired.push_back(last_.front());
-        last_.erase(last_.begin());
-    }
-    // The state file never names a deleted checkpoint: update it first, delete after.
-    ckpt::write_checkpoint_state(dir, prefix, last_);
+// A host copy the background thread owns: later updates of the variable cannot reach it.
+Tensor staged_copy(const Tensor& value) {
+    Tensor host = value.cpu();
+    if (host.impl() != value.impl()) return host;  // a device tensor: cpu() made the copy
+    Tensor copy = Tensor::empty(value.shape(), value.dtype());
+    const auto nbytes = static_cast<std::size_t>(value.num_elements()) * dtype_size(value.dtype());
+    if (nbytes > 0) std::memcpy(copy.mutable_raw_data(), value.raw_data(), nbytes);
+    return copy;
+}
+
+// Writes the checkpoint file, then the state file naming it, then deletes the expired ones: the
+// state file never names a missing or partial checkpoint.
+void commit_checkpoint(const std::string& save_path, const std::string& prefix,
+                       const std::vector<std::pair<std::string, Tensor>>& tensors,
+                       std::optional<int64_t> global_step, const std::vector<std::string>& kept,
+                       const std::vector<std::string>& expired) {
+    const std::string dir = ckpt::prefix_dir(prefix);
+    ckpt::write_checkpoint(ckpt::checkpoint_file_name(prefix), tensors, global_step);
+    ckpt::write_checkpoint_state(dir, prefix, kept);
     for (const std::string& old : expired) {
         std::error_code ec;
         fs::remove(ckpt::checkpoint_file_name(old), ec);
     }
     remove_stale_temporaries(dir, fs::path(save_path).filename().string());
+}
+
+}  // namespace
+
+std::string Saver::save(const std::string& save_path, std::optional<int64_t> global_step) {
+    wait();  // one save at a time, in order; raises an earlier async save's failure
+    if (save_path.empty()) throw errors::InvalidArgumentError("Saver.save: save_path is empty");
+    const std::string prefix = global_step ? fmt::format("{}-{}", save_path, *global_step) : save_path;
+    // Distributed training: only the chief writes (docs/distributed.md, Checkpoints).
+    if (!distribute::is_chief()) return prefix;
+    io::make_dirs(ckpt::prefix_dir(prefix));
+    std::vector<std::pair<std::string, Tensor>> tensors;
+    for (const auto& [name, var] : targets()) {
+        tensors.emplace_back(name, options_.async ? staged_copy(var.value()) : var.value());
+    }
+    std::vector<std::string> kept = last_;
+    std::erase(kept, prefix);
+    kept.push_back(prefix);
+    std::vector<std::string> expired;
+    while (options_.max_to_keep > 0 && kept.size() > static_cast<std::size_t>(options_.max_to_keep)) {
+        expired.push_back(kept.front());
+        kept.erase(kept.begin());
+    }
+    if (!options_.async) {
+        commit_checkpoint(save_path, prefix, tensors, global_step, kept, expired);
+        last_ = std::move(kept);
+        return prefix;
+    }
+    auto job = std::make_unique<BackgroundSave>();
+    job->previous = std::exchange(last_, kept);  // wait() puts it back if the write fails
+    BackgroundSave* raw = job.get();
+    job->thread = std::thread([raw, save_path, prefix, tensors = std::move(tensors), global_step,
+                               kept = std::move(kept), expired = std::move(expired)] {
+        try {
+            commit_checkpoint(save_path, prefix, tensors, global_step, kept, expired);
+        } catch (...) {
+            raw->error = std::current_exception();
+        }
+    });
+    in_flight_ = std::move(job);
     return prefix;
 }
 
+void Saver::wait() {
+    if (!in_flight_) return;
+    std::unique_ptr<BackgroundSave> job = std::move(in_flight_);
+    job->thread.join();
+    if (job->error) {
+        last_ = std::move(job->previous);  // the failed checkpoint is not one of ours
+        std::rethrow_exception(job->error);
+    }
+}
+
 void Saver::restore(const std::string& save_path) {
+    wait();  // restoring the checkpoint being written reads the finished file
     auto from_file = [&] {
         const std::string file = ckpt::checkpoint_file_name(save_path);
         if (!file_exists(file)) {
@@ -140,6 +224,7 @@ void Saver::restore(const std::string& save_path) {
 std::vector<std::string> Saver::last_checkpoints() const { return last_; }
 
 void Saver::recover_last_checkpoints(const std::vector<std::string>& prefixes) {
+    wait();
     std::vector<std::string> kept;
     for (const std::string& p : prefixes) {
         const std::string prefix = ckpt::checkpoint_prefix(p);
