@@ -28,6 +28,9 @@ void tanh_layer(benchmark::State& state, int64_t batch, int64_t n, bool per_exam
         tf::GradientTape tape(/*persistent=*/!vectorized);  // the loop needs a persistent tape
         tape.watch(x);
         const tf::Tensor y = tf::tanh(tf::matmul(x, w) + b);
+        // As TensorFlow code calls jacobian after its `with` block: the persistent tape must not
+        // record the loop's own gradient ops (each walk would then scan a growing tape).
+        const tf::StopRecording pause = tape.stop_recording();
         benchmark::DoNotOptimize(per_example ? tape.batch_jacobian(y, x, options)
                                              : tape.jacobian(y, x, options));
     }

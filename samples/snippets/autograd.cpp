@@ -29,6 +29,7 @@ bool jacobians_agree() {
     tf::GradientTape looped(/*persistent=*/true);    // the loop needs a persistent tape
     looped.watch(x);
     auto y2 = tf::tanh(tf::matmul(x, w) + b);
+    auto pause = looped.stop_recording();            // TF: call it after the `with` block
     tf::Tensor same = looped.jacobian(y2, x, {.experimental_use_pfor = false});  // 256 walks
     const double diff = tf::reduce_max(tf::abs(j - same)).item<float>();
     fmt::print("jacobian {} (vectorized - looped: max {})\n", j.shape(), diff);
