@@ -442,11 +442,13 @@ Tensor with_batch_coordinates(const Tensor& indices, int64_t batch_dims) {
 
 // ---- gradient rows ----
 
+// Slice and Pad are batchable: a batched gradient's leading batch dims are kept whole
+// (NOTE [Vectorized jacobians] in lib/autograd/backward.cpp).
 Grads slice_grad(const GradCtx& c) {  // pad the gradient with zeros back to the input's shape
     const auto& begin = c.attrs.get<std::vector<int64_t>>("begin");
     const auto& size = c.attrs.get<std::vector<int64_t>>("size");
     const auto& dims = c.in_meta[0].shape.dims();
-    std::vector<std::pair<int64_t, int64_t>> paddings;
+    std::vector<std::pair<int64_t, int64_t>> paddings(static_cast<std::size_t>(c.batch_dims));
     for (std::size_t i = 0; i < dims.size(); ++i)
         paddings.emplace_back(begin[i], dims[i] - begin[i] - size[i]);
     return {pad(c.grad(), paddings)};
@@ -454,11 +456,11 @@ Grads slice_grad(const GradCtx& c) {  // pad the gradient with zeros back to the
 
 Grads pad_grad(const GradCtx& c) {  // the gradient's interior, where the input was copied
     const auto& paddings = c.attrs.get<std::vector<int64_t>>("paddings");
-    const auto& dims = c.in_meta[0].shape.dims();
-    std::vector<int64_t> begin;
-    for (std::size_t i = 0; i < dims.size(); ++i)
+    const Shape size = c.batched(c.in_meta[0].shape);
+    std::vector<int64_t> begin(static_cast<std::size_t>(c.batch_dims), 0);
+    for (std::size_t i = 0; i < c.in_meta[0].shape.dims().size(); ++i)
         begin.push_back(paddings[2 * i]);
-    return {slice(c.grad(), begin, dims)};
+    return {slice(c.grad(), begin, size.dims())};
 }
 
 Grads gather_grad(const GradCtx& c) {
@@ -503,7 +505,7 @@ Grads unsorted_segment_sum_grad(const GradCtx& c) {
 }
 
 const OpDef kIndexingOps[] = {
-    {Op::slice, Save::nothing, slice_grad},
+    {Op::slice, Save::nothing, slice_grad, kBatchable},
     // StridedSliceGrad scatters the gradient back; it is linear, so its own gradient slices again.
     {Op::strided_slice,
      Save::nothing,
@@ -515,7 +517,7 @@ const OpDef kIndexingOps[] = {
      [](const GradCtx& c) -> Grads {
          return {strided_slice_from(c.grad(), c.attrs)};
      }},
-    {Op::pad, Save::nothing, pad_grad},
+    {Op::pad, Save::nothing, pad_grad, kBatchable},
     // MirrorPad and MirrorPadGrad are each other's transpose (both linear).
     {Op::mirror_pad,
      Save::nothing,
