@@ -49,7 +49,7 @@ if ((build_step)); then
 fi
 
 # ---- build (release) ----
-benches=(bench_ops bench_train bench_nn bench_summary bench_core bench_checkpoint)
+benches=(bench_ops bench_train bench_nn bench_summary bench_core bench_checkpoint bench_jacobian)
 if ((build_step)); then
     if [[ ! -f $build/build.ninja ]]; then
         meson setup "$build" --buildtype=release >/dev/null
@@ -96,7 +96,7 @@ elapsed=$((SECONDS - start))
 
 # ---- report ----
 python3 benchmarks/compare.py --markdown "$raw/table.md" --chart "$out/latest.png" \
-    "$raw"/bench_{ops,nn,train,checkpoint,summary,core}.json
+    "$raw"/bench_{ops,nn,train,checkpoint,summary,core,jacobian}.json
 cpu=$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
 torch_state=$(have_torch && echo "LibTorch $(dpkg-query -W -f='${Version}' libtorch-dev)" || echo "no LibTorch")
 {
