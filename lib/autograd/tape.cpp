@@ -215,6 +215,8 @@ struct Sources {
 
 Sources sources_of(const std::vector<Tensor>& tensors) {
     Sources s;
+    s.ids.reserve(tensors.size());
+    s.meta.reserve(tensors.size());
     for (const Tensor& t : tensors) {
         if (!t.defined()) throw errors::InvalidArgumentError("gradient: a source tensor is undefined");
         if (!is_floating(t.dtype())) warn_non_floating("source tensor", t.dtype());
@@ -226,6 +228,8 @@ Sources sources_of(const std::vector<Tensor>& tensors) {
 
 Sources sources_of(const std::vector<Variable>& variables) {
     Sources s;
+    s.ids.reserve(variables.size());
+    s.meta.reserve(variables.size());
     for (const Variable& v : variables) {
         if (!v.defined()) throw errors::InvalidArgumentError("gradient: a source variable handle is empty");
         s.ids.push_back(v.id());

@@ -19,18 +19,17 @@ int64_t next_unique_id() {
     return counter.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
-Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
+Tensor Tensor::empty(Shape shape, DType dtype, Device device) {
     const std::size_t nbytes = static_cast<std::size_t>(shape.num_elements()) * dtype_size(dtype);
     auto impl = std::allocate_shared<TensorImpl>(SmallBlockAllocator<TensorImpl>());
-    impl->shape = shape;
+    impl->shape = std::move(shape);
     impl->dtype = dtype;
     impl->storage = std::allocate_shared<Storage>(SmallBlockAllocator<Storage>(), nbytes, device);
     impl->id = next_unique_id();
     return Tensor(std::move(impl));
 }
 
-Tensor Tensor::view(std::shared_ptr<Storage> storage, std::size_t offset, const Shape& shape,
-                    DType dtype) {
+Tensor Tensor::view(std::shared_ptr<Storage> storage, std::size_t offset, Shape shape, DType dtype) {
     const std::size_t nbytes = static_cast<std::size_t>(shape.num_elements()) * dtype_size(dtype);
     if (storage == nullptr || offset + nbytes > storage->nbytes()) {
         throw errors::InternalError(fmt::format(
@@ -38,7 +37,7 @@ Tensor Tensor::view(std::shared_ptr<Storage> storage, std::size_t offset, const 
             nbytes, offset, storage ? storage->nbytes() : 0));
     }
     auto impl = std::allocate_shared<TensorImpl>(SmallBlockAllocator<TensorImpl>());
-    impl->shape = shape;
+    impl->shape = std::move(shape);
     impl->dtype = dtype;
     impl->storage = std::move(storage);
     impl->offset = offset;

@@ -33,10 +33,10 @@ Device op_device(Op op, std::span<const Tensor> inputs) {
     return device;
 }
 
-Tensor make_output(const OutputSpec& spec, std::span<const Tensor> inputs, Device device) {
-    if (spec.alias_input < 0) return Tensor::empty(spec.shape, spec.dtype, device);
+Tensor make_output(OutputSpec spec, std::span<const Tensor> inputs, Device device) {
+    if (spec.alias_input < 0) return Tensor::empty(std::move(spec.shape), spec.dtype, device);
     const TensorImpl& source = *inputs[static_cast<std::size_t>(spec.alias_input)].impl();
-    return Tensor::view(source.storage, source.offset + spec.byte_offset, spec.shape, spec.dtype);
+    return Tensor::view(source.storage, source.offset + spec.byte_offset, std::move(spec.shape), spec.dtype);
 }
 
 void run_kernel(Op op, Device device, std::span<const Tensor> inputs, std::span<Tensor> outputs,
@@ -64,10 +64,11 @@ std::string_view tf_type_name(DType dtype) {
     }
 }
 
-Tensor apply(Op op, std::span<const Tensor> inputs, const OutputSpec& output, const Attrs& attrs) {
+Tensor apply(Op op, std::span<const Tensor> inputs, OutputSpec output, const Attrs& attrs) {
     const Device device = op_device(op, inputs);
-    Tensor out = make_output(output, inputs, device);
-    if (output.alias_input < 0) run_kernel(op, device, inputs, std::span<Tensor>(&out, 1), attrs);
+    const bool computed = output.alias_input < 0;
+    Tensor out = make_output(std::move(output), inputs, device);
+    if (computed) run_kernel(op, device, inputs, std::span<Tensor>(&out, 1), attrs);
     if (any_tape_recording()) record_operation(op, inputs, std::span<const Tensor>(&out, 1), attrs);
     return out;
 }

@@ -1,6 +1,8 @@
 // Linear algebra: matmul. Two rank-2 operands run TensorFlow's MatMul; anything of higher rank runs
 // BatchMatMulV2, whose batch axes broadcast (as tf.linalg.matmul chooses). Gradients follow
 // TensorFlow's _MatMulGrad / _BatchMatMulV2Grad; the engine sums broadcast batch axes back down.
+#include <algorithm>
+
 #include <tapeflow/ops/math.hpp>
 
 #include "ops/apply.hpp"
@@ -47,6 +49,7 @@ Tensor matmul_impl(const Tensor& a, const Tensor& b, bool transpose_a, bool tran
                 b.shape().debug_string());
     }
     std::vector<int64_t> dims;
+    dims.reserve(static_cast<std::size_t>(std::max(a.rank(), b.rank())));
     Attrs attrs;
     if (batched) {
         const Shape sa = batch_shape(a.shape());
@@ -63,7 +66,7 @@ Tensor matmul_impl(const Tensor& a, const Tensor& b, bool transpose_a, bool tran
     }
     dims.push_back(m);
     dims.push_back(n);
-    return apply(op, {a, b}, {Shape(dims), a.dtype()}, attrs);
+    return apply(op, {a, b}, {Shape(std::move(dims)), a.dtype()}, attrs);
 }
 
 // d(AB) = dA B + A dB, so dA = g B^T and dB = A^T g, with the transposes folded into the flags

@@ -45,6 +45,7 @@ std::vector<int64_t> reduction_axes(Op op, const Axes& axis, int64_t rank) {
 // The shape of the input with the reduced axes set to 1 (keepdims) or removed.
 Shape reduced_shape(const Shape& shape, const std::vector<int64_t>& axes, bool keepdims) {
     std::vector<int64_t> dims;
+    dims.reserve(static_cast<std::size_t>(shape.rank()));
     for (int64_t d = 0; d < shape.rank(); ++d) {
         const bool reduced = std::binary_search(axes.begin(), axes.end(), d);
         if (!reduced) {
@@ -53,7 +54,7 @@ Shape reduced_shape(const Shape& shape, const std::vector<int64_t>& axes, bool k
             dims.push_back(1);
         }
     }
-    return Shape(dims);
+    return Shape(std::move(dims));
 }
 
 const std::vector<int64_t>& axes_of(const GradCtx& c) {
@@ -65,15 +66,15 @@ const std::vector<int64_t>& axes_of(const GradCtx& c) {
 Tensor reduce(Op op, const Tensor& x, const Axes& axis, bool keepdims) {
     check_defined(op, x);
     std::vector<int64_t> axes = reduction_axes(op, axis, x.rank());
-    const Shape out_shape = reduced_shape(x.shape(), axes, keepdims);
+    Shape out_shape = reduced_shape(x.shape(), axes, keepdims);
     bool trivial = true;
     for (const int64_t a : axes) trivial = trivial && x.shape()[a] == 1;
     Attrs attrs = Attrs().set("axes", std::move(axes)).set("keep_dims", keepdims);
     if (trivial) {
         kernel_registry().find(op, x.device(), x.dtype());  // still only the dtypes the op takes
-        return apply(op, {x}, OutputSpec{out_shape, x.dtype(), 0, 0}, attrs);
+        return apply(op, {x}, OutputSpec{std::move(out_shape), x.dtype(), 0, 0}, attrs);
     }
-    return apply(op, {x}, {out_shape, x.dtype()}, attrs);
+    return apply(op, {x}, {std::move(out_shape), x.dtype()}, attrs);
 }
 
 // The output gradient brought back to the input's shape: reshape to the keepdims shape, then

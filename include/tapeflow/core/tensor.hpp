@@ -43,10 +43,9 @@ public:
     explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
 
     /// A new tensor with uninitialized data: the way kernels allocate outputs.
-    static Tensor empty(const Shape& shape, DType dtype, Device device = Device::cpu());
+    static Tensor empty(Shape shape, DType dtype, Device device = Device::cpu());
     /// A tensor sharing `storage` from byte `offset` on (no copy); the bytes must be in range.
-    static Tensor view(std::shared_ptr<Storage> storage, std::size_t offset, const Shape& shape,
-                       DType dtype);
+    static Tensor view(std::shared_ptr<Storage> storage, std::size_t offset, Shape shape, DType dtype);
 
     bool defined() const { return impl_ != nullptr; }
     explicit operator bool() const { return defined(); }
