@@ -319,11 +319,10 @@ std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor>
         auto needed = [&](std::size_t i) {
             return is_floating(entry.in_meta[i].dtype) && depends.count(entry.input_ids[i]) != 0;
         };
-        std::vector<char> needs;  // told to the formulas in batched walks only (GradCtx::needs)
-        if (batch_dims > 0) {
-            needs.resize(entry.input_ids.size());
-            for (std::size_t i = 0; i < needs.size(); ++i) needs[i] = needed(i) ? 1 : 0;
-        }
+        // Told to the formulas (GradCtx::needs, TensorFlow's skip_input_indices): matmul and conv2d
+        // skip an input nobody needs, e.g. the first layer's gradient w.r.t. the data.
+        std::pmr::vector<char> needs(entry.input_ids.size(), 0, &arena);
+        for (std::size_t i = 0; i < needs.size(); ++i) needs[i] = needed(i) ? 1 : 0;
         const GradCtx ctx{out_grads,     entry.saved_in, entry.saved_out, entry.attrs,
                           entry.in_meta, entry.out_meta, batch_dims,      needs};
         Grads in_grads;

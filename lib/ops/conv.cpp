@@ -37,8 +37,10 @@ const OpDef kConvOps[] = {
     {Op::conv2d,
      Save::inputs,  // y = x * w: (backprop_input(w, g), backprop_filter(x, g))
      [](const GradCtx& c) -> Grads {
-         return {backprop_input(c.in[0].shape(), c.in[1], c.grad(), c.attrs),
-                 backprop_filter(c.in[0], c.in[1].shape(), c.grad(), c.attrs)};
+         Grads g(2);  // an input nobody needs (the first layer's images) costs nothing
+         if (c.needs_grad(0)) g[0] = backprop_input(c.in[0].shape(), c.in[1], c.grad(), c.attrs);
+         if (c.needs_grad(1)) g[1] = backprop_filter(c.in[0], c.in[1].shape(), c.grad(), c.attrs);
+         return g;
      }},
     {Op::conv2d_backprop_input,
      Save::inputs,  // dx(w, dy) is bilinear: (backprop_filter(gg, dy), conv2d(gg, w))

@@ -71,8 +71,8 @@ Tensor matmul_impl(const Tensor& a, const Tensor& b, bool transpose_a, bool tran
 
 // d(AB) = dA B + A dB, so dA = g B^T and dB = A^T g, with the transposes folded into the flags
 // (TensorFlow's four cases). Batch axes that were broadcast are summed by the engine. An input
-// that needs no gradient gets none (GradCtx::needs: in a vectorized jacobian dB of a rank-2 B is a
-// batch of outer products, [n, k, p], however little of it is used).
+// that needs no gradient gets none (GradCtx::needs: a first layer's dX, or in a vectorized jacobian
+// dB of a rank-2 B, a batch of outer products [n, k, p], however little of it is used).
 Grads matmul_grad(const GradCtx& c) {
     const auto [ta, tb] = flags(c.attrs.has("adj_x") ? Op::batch_matmul : Op::matmul, c.attrs);
     const Tensor& a = c.in[0];

@@ -44,8 +44,9 @@ struct GradCtx {
     /// Extra leading dims on every grads[k] (and expected on every returned gradient): 0 for an
     /// ordinary gradient, 1 in a vectorized jacobian (only rows flagged `batchable` see 1).
     int batch_dims = 0;
-    /// Which inputs need a gradient (TensorFlow's skip_input_indices, inverted); empty = all. Set
-    /// in vectorized jacobians, where an unneeded batched gradient can be large (matmul's dB).
+    /// Which inputs need a gradient (TensorFlow's skip_input_indices, inverted); empty = all. The
+    /// engine sets it in every walk; formulas whose parts are expensive (matmul, conv2d) skip the
+    /// others, e.g. a first layer's gradient w.r.t. the data, or a vectorized jacobian's dB.
     std::span<const char> needs = {};
 
     const Tensor& grad() const { return grads[0]; }

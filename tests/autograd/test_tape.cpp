@@ -2,6 +2,7 @@
 // errors, persistence, nesting, aggregation methods, jacobians, custom gradients, IndexedSlices.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include <tapeflow/tapeflow.hpp>
@@ -187,6 +188,41 @@ TEST_CASE("a persistent tape reset again and again records afresh each time", "[
     tape.reset();
     CHECK(tape.watched_variables().empty());
     CHECK_FALSE(tape.gradient(x * x, x).defined());  // x is no longer watched
+}
+
+TEST_CASE("matmul and conv2d compute no gradient for an input no source needs", "[tape]") {
+    // An outer tape watching both operands records every op the inner walk runs: the inner
+    // gradient w.r.t. W alone runs one MatMul (dW = x^T g) and no dX = g W^T (GradCtx::needs).
+    auto count = [](const tf::Graph& g, const std::string& op) {
+        return std::count_if(g.nodes().begin(), g.nodes().end(),
+                             [&](const tf::GraphNode& n) { return n.op == op; });
+    };
+    const tf::Tensor x = tf::constant(std::vector<double>{1, 2, 3, 4, 5, 6}, tf::Shape{2, 3});
+    const tf::Tensor w = tf::constant(std::vector<double>{1, 0, -1, 2, 0.5, 1}, tf::Shape{3, 2});
+    tf::GradientTape outer(true);
+    outer.watch(x);
+    outer.watch(w);
+    tf::Tensor dw;
+    {
+        tf::GradientTape inner;
+        inner.watch(w);
+        dw = inner.gradient(tf::reduce_sum(tf::matmul(x, w)), w).dense();
+    }
+    CHECK(count(outer.graph(), "MatMul") == 2);  // the forward product and dW only
+    CHECK(dw.to_vector<double>() == std::vector<double>{5, 5, 7, 7, 9, 9});
+    // conv2d: the gradient w.r.t. the filter alone runs no Conv2DBackpropInput.
+    const tf::Tensor images = tf::random::normal({1, 4, 4, 2}, 0, 1, tf::float64, 3);
+    const tf::Tensor filters = tf::random::normal({3, 3, 2, 2}, 0, 1, tf::float64, 4);
+    tf::GradientTape outer2(true);
+    outer2.watch(images);
+    outer2.watch(filters);
+    {
+        tf::GradientTape inner;
+        inner.watch(filters);
+        (void)inner.gradient(tf::reduce_sum(tf::nn::conv2d(images, filters, {1, 1}, "SAME")), filters);
+    }
+    CHECK(count(outer2.graph(), "Conv2DBackpropFilter") == 1);
+    CHECK(count(outer2.graph(), "Conv2DBackpropInput") == 0);
 }
 
 TEST_CASE("nested tapes give second derivatives", "[tape]") {
