@@ -5,13 +5,12 @@
 //   build/benchmarks/bench_jacobian --benchmark_format=json > jac.json && benchmarks/compare.py jac.json
 #include <benchmark/benchmark.h>
 
-#include <omp.h>
-
 #include <cmath>
 #include <string>
 
 #include <tapeflow/tapeflow.hpp>
 
+#include "bench_start.hpp"
 #include "torch_cases.hpp"
 #include "torch_jacobian_cases.hpp"
 
@@ -49,11 +48,7 @@ void register_case(const std::string& group, const std::string& name, int64_t ba
 }  // namespace
 
 int main(int argc, char** argv) {
-    benchmark::Initialize(&argc, argv);
-    const int threads = omp_get_max_threads();
-    benchmark::AddCustomContext("threads", std::to_string(threads));
-    benchmark::AddCustomContext("libtorch", torch_cases::available() ? "yes" : "no");
-    torch_cases::set_threads(threads);
+    start_side_by_side(&argc, argv, torch_cases::available());
     register_case("jacobian", "tanh_layer_1x256", 1, 256, false);
     torch_jacobian_cases::register_tanh_layer(256);
     register_case("batch_jacobian", "tanh_layer_64x32", 64, 32, true);

@@ -4,10 +4,9 @@
 //   build/benchmarks/bench_nn --benchmark_format=json > nn.json && benchmarks/compare.py nn.json
 #include <benchmark/benchmark.h>
 
-#include <omp.h>
-
 #include <tapeflow/tapeflow.hpp>
 
+#include "bench_start.hpp"
 #include "torch_cases.hpp"
 
 namespace tf = tapeflow;
@@ -40,11 +39,7 @@ void BM_tapeflow_conv_step(benchmark::State& state) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    benchmark::Initialize(&argc, argv);
-    const int threads = omp_get_max_threads();
-    benchmark::AddCustomContext("threads", std::to_string(threads));
-    benchmark::AddCustomContext("libtorch", torch_cases::available() ? "yes" : "no");
-    torch_cases::set_threads(threads);
+    start_side_by_side(&argc, argv, torch_cases::available());
     benchmark::RegisterBenchmark("nn/conv_step/tapeflow", BM_tapeflow_conv_step)
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);

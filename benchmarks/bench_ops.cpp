@@ -5,14 +5,13 @@
 #include <benchmark/benchmark.h>
 
 #include <cblas.h>
-#include <omp.h>
-
 #include <algorithm>
 
 #include <tapeflow/tapeflow.hpp>
 
 #include "kernels/cpu/fusion.hpp"
 #include "limits.hpp"
+#include "bench_start.hpp"
 #include "torch_cases.hpp"
 
 namespace tf = tapeflow;
@@ -123,11 +122,7 @@ void BM_tapeflow_aggregation(benchmark::State& state) {
 
 // Registration order = report order: each workload's tapeflow case, then its limit, then LibTorch.
 int main(int argc, char** argv) {
-    benchmark::Initialize(&argc, argv);
-    const int threads = omp_get_max_threads();
-    benchmark::AddCustomContext("threads", std::to_string(threads));
-    benchmark::AddCustomContext("libtorch", torch_cases::available() ? "yes" : "no");
-    torch_cases::set_threads(threads);
+    start_side_by_side(&argc, argv, torch_cases::available());
 
     benchmark::RegisterBenchmark("overhead/add_1elem/tapeflow", BM_tapeflow_add_1elem);
     torch_cases::register_overhead();

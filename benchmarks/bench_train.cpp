@@ -6,8 +6,6 @@
 //   build/benchmarks/bench_train --benchmark_format=json > train.json && benchmarks/compare.py train.json
 #include <benchmark/benchmark.h>
 
-#include <omp.h>
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +16,7 @@
 #include "limits.hpp"
 #include "rss_report.hpp"
 #include "train_models.hpp"
+#include "bench_start.hpp"
 #include "torch_cases.hpp"
 #include "torch_train_cases.hpp"
 
@@ -98,11 +97,7 @@ void measure_rss() {
 }  // namespace
 
 int main(int argc, char** argv) {
-    benchmark::Initialize(&argc, argv);
-    const int threads = omp_get_max_threads();
-    benchmark::AddCustomContext("threads", std::to_string(threads));
-    benchmark::AddCustomContext("libtorch", torch_train_cases::available() ? "yes" : "no");
-    torch_cases::set_threads(threads);
+    start_side_by_side(&argc, argv, torch_train_cases::available());
 
     // Peak RSS first, before either framework has run anything in this process (skipped with
     // TAPEFLOW_BENCH_SKIP_RSS=1, e.g. under a profiler).
