@@ -17,7 +17,8 @@ namespace {
 
 // A small regression trained with Adam under a MonitoredTrainingSession until `last_step`;
 // returns the final weights. Objects are created inside, as a restarted process would.
-std::vector<float> train_to(const std::string& dir, int64_t last_step, int64_t save_steps) {
+std::vector<float> train_to(const std::string& dir, int64_t last_step, int64_t save_steps,
+                            bool async = false) {
     tf::Variable step = t::get_or_create_global_step();
     tf::Variable w(tf::constant({0.5f, -0.25f, 1.f}), {.name = "sess_w"});
     t::AdamOptimizer opt(0.05);
@@ -28,7 +29,8 @@ std::vector<float> train_to(const std::string& dir, int64_t last_step, int64_t s
                                          .save_summaries_steps = 2,
                                          .log_step_count_steps = 0,
                                          .hooks = {std::make_shared<t::StopAtStepHook>(
-                                             t::StopAtStepHookOptions{.last_step = last_step})}});
+                                             t::StopAtStepHookOptions{.last_step = last_step})},
+                                         .async_checkpoints = async});
     while (!session.should_stop()) {
         session.run([&] {
             return opt.minimize([&] {
@@ -42,6 +44,20 @@ std::vector<float> train_to(const std::string& dir, int64_t last_step, int64_t s
 }
 
 }  // namespace
+
+TEST_CASE("MonitoredTrainingSession with background checkpoints resumes to the same values", "[checkpoint][session][async]") {
+    const std::string a = ckpt_test::fresh_dir("session_async_a");
+    const std::string b = ckpt_test::fresh_dir("session_async_b");
+    t::get_or_create_global_step().assign(tf::constant(int64_t{0}));
+    const std::vector<float> straight = train_to(a, 10, 100);
+    t::get_or_create_global_step().assign(tf::constant(int64_t{0}));
+    train_to(b, 5, 2, /*async=*/true);  // saves at steps 0, 2, 4 in the background, 5 at close
+    CHECK(t::latest_checkpoint(b) == b + "/model.ckpt-5");  // close() waited for it
+    CHECK(t::checkpoint_global_step(b + "/model.ckpt-4") == 4);
+    for (const auto& e : fs::directory_iterator(b)) CHECK_THAT(e.path().string(), !Contains(".tmp."));
+    t::get_or_create_global_step().assign(tf::constant(int64_t{0}));
+    CHECK(train_to(b, 10, 2, /*async=*/true) == straight);  // bitwise, as the synchronous run
+}
 
 TEST_CASE("MonitoredTrainingSession: a resumed run reaches the uninterrupted run's values", "[checkpoint][session]") {
     const std::string a = ckpt_test::fresh_dir("session_a");

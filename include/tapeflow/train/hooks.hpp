@@ -52,6 +52,9 @@ struct CheckpointSaverHookOptions {
     double save_secs = 0;
     std::string checkpoint_basename = "model.ckpt";
     int max_to_keep = 5;
+    /// Periodic saves in the background (SaverOptions::async): the loop waits only for the copy of
+    /// the values; end() waits until the final checkpoint is durable.
+    bool async_save = false;
 };
 class CheckpointSaverHook : public SessionRunHook {
 public:

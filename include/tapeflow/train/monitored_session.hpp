@@ -55,6 +55,8 @@ struct MonitoredTrainingSessionOptions {
     std::vector<std::shared_ptr<SessionRunHook>> hooks = {};
     /// Checkpoints kept in checkpoint_dir (older ones are deleted; 0 keeps all).
     int max_to_keep = 5;
+    /// Periodic checkpoints written in the background (CheckpointSaverHookOptions::async_save).
+    bool async_checkpoints = false;
 };
 
 /// The training loop of a job that must survive being killed.

@@ -77,7 +77,7 @@ CheckpointSaverHook::CheckpointSaverHook(CheckpointSaverHookOptions options) : o
     if (options_.save_steps > 0 && options_.save_secs > 0) {
         throw errors::InvalidArgumentError("CheckpointSaverHook: give at most one of save_steps and save_secs");
     }
-    saver_ = std::make_unique<Saver>(SaverOptions{.max_to_keep = options_.max_to_keep});
+    saver_ = std::make_unique<Saver>(SaverOptions{.max_to_keep = options_.max_to_keep, .async = options_.async_save});
 }
 
 CheckpointSaverHook::~CheckpointSaverHook() = default;
@@ -110,6 +110,7 @@ void CheckpointSaverHook::after_run(int64_t step, const Tensor& /*result*/) {
 void CheckpointSaverHook::end() {
     const int64_t step = session::current_global_step();
     if (last_saved_step_ != step) save(step);
+    saver_->wait();  // the job ends with its last checkpoint durable (async saves)
 }
 
 void CheckpointSaverHook::save(int64_t step) {
