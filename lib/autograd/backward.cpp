@@ -315,14 +315,12 @@ std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor>
                 out_grads[k] = zeros(batch_dims == 0 ? m.shape : with_batch(batch, m.shape), m.dtype);
             }
         }
-        // Inputs that do not depend on a source (constants, unwatched tensors) need no gradient.
-        auto needed = [&](std::size_t i) {
-            return is_floating(entry.in_meta[i].dtype) && depends.count(entry.input_ids[i]) != 0;
-        };
         // Told to the formulas (GradCtx::needs, TensorFlow's skip_input_indices): matmul and conv2d
         // skip an input nobody needs, e.g. the first layer's gradient w.r.t. the data.
         std::pmr::vector<char> needs(entry.input_ids.size(), 0, &arena);
-        for (std::size_t i = 0; i < needs.size(); ++i) needs[i] = needed(i) ? 1 : 0;
+        for (std::size_t i = 0; i < needs.size(); ++i) {  // constants and unwatched tensors need none
+            needs[i] = is_floating(entry.in_meta[i].dtype) && depends.count(entry.input_ids[i]) != 0;
+        }
         const GradCtx ctx{out_grads,     entry.saved_in, entry.saved_out, entry.attrs,
                           entry.in_meta, entry.out_meta, batch_dims,      needs};
         Grads in_grads;
@@ -343,7 +341,7 @@ std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor>
         }
         for (std::size_t i = 0; i < entry.input_ids.size() && i < in_grads.size(); ++i) {
             Gradient& g = in_grads[i];
-            if (!g.defined() || !needed(i)) continue;
+            if (!g.defined() || needs[i] == 0) continue;
             if (batch_dims > 0) {
                 g = sum_to_shape(g.dense(), entry.in_meta[i].shape, batch_dims);
             } else if (!g.is_sparse() && g.dense().shape() != entry.in_meta[i].shape) {

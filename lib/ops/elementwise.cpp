@@ -30,29 +30,15 @@ namespace {
             dtype_name(got));
 }
 
-// The OutputSpec of every call here is a per-thread scratch object: assigning a shape into it
-// reuses the capacity of its dims vector, where a fresh OutputSpec allocates one per op call (a
-// tenth of the cost of a 1-element add). Safe because nothing apply() runs calls these wrappers.
-OutputSpec& scratch_spec(DType dtype) {
-    thread_local OutputSpec spec;
-    spec.dtype = dtype;
-    return spec;
-}
-
 // The hot path of every binary op: two checks, one broadcast, one apply(). Equal shapes skip the
 // broadcast computation.
 Tensor binary(Op op, const Tensor& x, const Tensor& y, DType out_dtype) {
     if (!x.defined()) undefined_input(op, 0);
     if (!y.defined()) undefined_input(op, 1);
     if (y.dtype() != x.dtype()) wrong_dtype(op, 1, x.dtype(), y.dtype());
-    OutputSpec& spec = scratch_spec(out_dtype);
     const Shape& xs = x.shape();
-    if (xs == y.shape()) {
-        spec.shape = xs;
-    } else {
-        spec.shape = broadcast_shapes(xs, y.shape(), op_type(op));
-    }
-    return apply(op, {x, y}, spec);
+    Shape shape = xs == y.shape() ? xs : broadcast_shapes(xs, y.shape(), op_type(op));
+    return apply(op, {x, y}, {std::move(shape), out_dtype});  // the shape moves into the output
 }
 
 Tensor arithmetic(Op op, const Tensor& x, const Tensor& y) {
@@ -74,9 +60,7 @@ Tensor logical(Op op, const Tensor& x, const Tensor& y) {
 
 Tensor unary(Op op, const Tensor& x) {
     if (!x.defined()) undefined_input(op, 0);
-    OutputSpec& spec = scratch_spec(x.dtype());
-    spec.shape = x.shape();
-    return apply(op, {x}, spec);
+    return apply(op, {x}, {x.shape(), x.dtype()});
 }
 
 bool broadcastable(const Shape& a, const Shape& b) {
@@ -164,9 +148,7 @@ Tensor add_n(const std::vector<Tensor>& inputs) {
                     inputs[i].shape().debug_string());
         }
     }
-    OutputSpec& spec = scratch_spec(first.dtype());
-    spec.shape = first.shape();
-    return apply(Op::add_n, std::span<const Tensor>(inputs), spec);
+    return apply(Op::add_n, std::span<const Tensor>(inputs), {first.shape(), first.dtype()});
 }
 
 // ---- unary ----
@@ -287,9 +269,7 @@ Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y) {
                 x.shape().debug_string(),
                 y.shape().debug_string());
     }
-    OutputSpec& spec = scratch_spec(x.dtype());
-    spec.shape = broadcast_shapes(cond.shape(), xy, op_type(op));
-    return apply(op, {cond, x, y}, spec);
+    return apply(op, {cond, x, y}, {broadcast_shapes(cond.shape(), xy, op_type(op)), x.dtype()});
 }
 
 // ---- gradient rows (TensorFlow's math_grad.py) ----
