@@ -1,5 +1,5 @@
 // nn benchmarks, tapeflow and (when built with it) LibTorch in the same run: the conv training
-// step of shared/anchors/README.md workload 8 — input [32, 28, 28, 1] -> conv 3x3x32 (+ bias)
+// step of the reference conv workload — input [32, 28, 28, 1] -> conv 3x3x32 (+ bias)
 // -> relu -> conv 3x3x64 (+ bias) -> mean, forward + backward, VALID padding as torch's default.
 //   build/benchmarks/bench_nn --benchmark_format=json > nn.json && benchmarks/compare.py nn.json
 #include <benchmark/benchmark.h>

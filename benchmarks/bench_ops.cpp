@@ -1,4 +1,4 @@
-// Op benchmarks (issue 3 workloads, shared/anchors/README.md 1-4), with the machine's limits and,
+// Op benchmarks (issue 3 workloads), with the machine's limits and,
 // when built with LibTorch, LibTorch's numbers in the same run: per-op overhead with and without a
 // tape, element-wise a*b+a and exp, reductions, matmul. compare.py turns the JSON into ratios.
 //   build/benchmarks/bench_ops --benchmark_format=json > ops.json && benchmarks/compare.py ops.json

@@ -1,4 +1,4 @@
-// LibTorch workloads for bench_ops (see torch_cases.hpp), written like shared/anchors/bench_torch.cpp.
+// LibTorch workloads for bench_ops (see torch_cases.hpp), written as LibTorch users write them.
 // Compiled as C++17 in its own library: LibTorch 1.13's headers predate C++20.
 #include "torch_cases.hpp"
 
@@ -72,7 +72,7 @@ void matmul(benchmark::State& state) {
                                                   benchmark::Counter::kIs1000);
 }
 
-// shared/anchors/bench_torch.cpp's conv step (NCHW, LibTorch's faster layout here).
+// The reference conv step (NCHW, LibTorch's faster layout here).
 void conv_step(benchmark::State& state, double flops) {
     torch::manual_seed(3);
     auto x = torch::randn({32, 1, 28, 28});

@@ -1,4 +1,4 @@
-// tf::data (API.md section 13): lazily evaluated, re-iterable input pipelines, like tf.data.
+// tf::data: lazily evaluated, re-iterable input pipelines, like tf.data.
 // A Dataset<T> is a recipe; begin() starts one iteration, whose stages (and threads, for parallel
 // map, prefetch and parallel interleave) belong to the iterator and stop when it is destroyed.
 #pragma once

@@ -1,4 +1,4 @@
-// tf::distribute (API.md section 14): data-parallel training across processes launched by mpirun.
+// tf::distribute: data-parallel training across processes launched by mpirun.
 // Collectives on CPU tensors (MPI underneath; a single process without mpirun is the identity),
 // DistributedOptimizer (synchronous, bucketed all-reduce of gradients) and ParameterServerStrategy
 // (asynchronous ps/worker). No MPI type appears here: the transport lives in lib/distribute/.

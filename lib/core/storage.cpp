@@ -18,7 +18,7 @@ namespace {
 constexpr std::size_t kCpuAlignment = kSmallBlockAlignment;
 // Blocks from this size up are cached for reuse: glibc serves them with mmap/munmap, and every
 // fresh mapping page-faults on first touch (about 4 us per 4 KiB page on these VMs), which made
-// allocation, not arithmetic, the cost of large element-wise ops (shared/anchors/RESULTS.md, finding 4).
+// allocation, not arithmetic, the cost of large element-wise ops (measured against LibTorch, docs/performance.md).
 constexpr std::size_t kCacheMinBytes = std::size_t{1} << 18;
 
 // Size classes: four per power of two, so a reused block wastes at most 25%.

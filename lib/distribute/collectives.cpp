@@ -1,4 +1,4 @@
-// The public tf::distribute collectives on tensors (API.md section 14) over the transport
+// The public tf::distribute collectives on tensors over the transport
 // (transport.hpp), plus the tensor <-> host-buffer helpers of wire.hpp. Every collective checks
 // that the processes agree on what they pass before moving data, so a mismatch is an
 // InvalidArgumentError naming each process's shape instead of garbage or a hang.

@@ -1,7 +1,7 @@
 // The per-element math of the fused optimizer updates (op_list.def "Training ops"), written once
 // for the CPU loops (scalars and xsimd batches: unqualified sqrt/abs/pow/select find xsimd's by
 // argument-dependent lookup) and the CUDA kernels (TAPEFLOW_HD, scalars). Formulas follow
-// TensorFlow's CPU kernels (training_ops.cc) in their order of operations; SEMANTICS.md section 4.
+// TensorFlow's CPU kernels (training_ops.cc) in their order of operations.
 // Each functor's operator()(var, slots..., grad) updates its arguments in place.
 #pragma once
 

@@ -1,5 +1,5 @@
 // tf::summary::Event <-> tensorflow.Event (event.proto), and Tensor <-> TensorProto: the one place
-// that knows how each summary kind is laid out on the wire (TENSORBOARD.md sections 4-11).
+// that knows how each summary kind is laid out on the wire.
 #pragma once
 
 #include <string>

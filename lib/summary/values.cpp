@@ -1,4 +1,4 @@
-// Argument checks and payload encoding for each summary kind (TENSORBOARD.md sections 7-11).
+// Argument checks and payload encoding for each summary kind.
 #include "summary/values.hpp"
 
 #include <cmath>

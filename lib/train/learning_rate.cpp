@@ -1,5 +1,5 @@
 // Learning-rate decay: the TF1 functions (value at a step) and the schedule objects, which call the
-// same formulas (SEMANTICS.md section 6). Computed in double.
+// same formulas. Computed in double.
 #include <tapeflow/train/learning_rate.hpp>
 
 #include <cmath>

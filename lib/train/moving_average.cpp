@@ -1,4 +1,4 @@
-// ExponentialMovingAverage, assign_moving_average and WeightedMovingAverage (SEMANTICS.md 7).
+// ExponentialMovingAverage, assign_moving_average and WeightedMovingAverage.
 #include <tapeflow/train/moving_average.hpp>
 
 #include <algorithm>

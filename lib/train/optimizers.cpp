@@ -1,5 +1,5 @@
 // The TF1 optimizers: hyper-parameter validation, slots, and one fused training op per update
-// (lib/ops/training_ops.cpp). Update rules: SEMANTICS.md section 4, docs/optimizers.md.
+// (lib/ops/training_ops.cpp). Update rules: docs/optimizers.md.
 #include <tapeflow/train/optimizers.hpp>
 
 #include <algorithm>

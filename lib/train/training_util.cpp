@@ -1,4 +1,4 @@
-// The global step: a process-wide int64 scalar variable (SEMANTICS.md section 8).
+// The global step: a process-wide int64 scalar variable.
 #include <tapeflow/train/training_util.hpp>
 
 #include <mutex>

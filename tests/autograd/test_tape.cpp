@@ -1,4 +1,4 @@
-// GradientTape (API.md section 5, SEMANTICS.md section 1): recording rules, gradient() options and
+// GradientTape : recording rules, gradient() options and
 // errors, persistence, nesting, aggregation methods, jacobians, custom gradients, IndexedSlices.
 #include <catch2/catch.hpp>
 
@@ -468,7 +468,7 @@ TEST_CASE("no gradient work for inputs that depend on no source", "[tape]") {
     CHECK(count_adds() == before);
 }
 
-// SEMANTICS.md section 2: the methods agree, but add_n holds every contribution until it sums them,
+// the methods agree, but add_n holds every contribution until it sums them,
 // while default_ keeps one running sum. One tensor feeding 64 consumers shows the difference.
 TEST_CASE("aggregation methods differ in peak gradient memory", "[tape][memory]") {
     using AM = tf::AggregationMethod;

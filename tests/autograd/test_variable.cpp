@@ -1,4 +1,4 @@
-// Variables (API.md section 4): naming and scopes, the registry, assignment and copy-on-write,
+// Variables: naming and scopes, the registry, assignment and copy-on-write,
 // scatter updates, TF1 get_variable / variable_scope, and every misuse error.
 #include <catch2/catch.hpp>
 

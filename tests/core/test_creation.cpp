@@ -1,4 +1,4 @@
-// Every creation function of API.md section 2: values, dtypes, shapes and bad inputs.
+// Every creation function: values, dtypes, shapes and bad inputs.
 #include <catch2/catch.hpp>
 
 #include <tapeflow/tapeflow.hpp>

@@ -39,7 +39,7 @@ done | sort -u | while read -r name path; do
 done
 strip --strip-unneeded "$out"/lib/*.so* 2>/dev/null || true
 
-golden=${TAPEFLOW_GOLDEN_DIR:-$root/../shared/golden}
+golden=${TAPEFLOW_GOLDEN_DIR:-$root/tests/golden}
 [[ -d "$golden" ]] && cp -r "$golden"/. "$out/golden/"
 cp tests/gpu/run.sh "$out/run.sh"
 chmod +x "$out/run.sh"

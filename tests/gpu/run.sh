@@ -45,7 +45,7 @@ else
     fi
     ninja -C "$build" tests/test_gpu tests/test_core tests/test_ops tests/test_autograd benchmarks/bench_gpu \
         >> "$OUT/07-build.txt" 2>&1 || { note "build FAILED (see 07-build.txt)"; exit 1; }
-    export TAPEFLOW_GOLDEN_DIR=${TAPEFLOW_GOLDEN_DIR:-$root/../shared/golden}
+    export TAPEFLOW_GOLDEN_DIR=${TAPEFLOW_GOLDEN_DIR:-$root/tests/golden}
     test_gpu="$build/tests/test_gpu"; bench_gpu="$build/benchmarks/bench_gpu"
     cpu_tests=("$build"/tests/test_core "$build"/tests/test_ops "$build"/tests/test_autograd)
     note "mode: build dir $build"

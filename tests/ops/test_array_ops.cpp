@@ -167,7 +167,7 @@ TEST_CASE("the shape ops have gradient rows, and kernels unless they are views",
     CHECK(tf::op_type(Op::split_v) == "SplitV");
 }
 
-// ---- Golden cases (../shared/golden/ops.json) ----
+// ---- Golden cases (`tests/golden/ops.json`) ----
 
 TEST_CASE("golden: reshape, expand_dims, squeeze", "[array][golden]") {
     for (const auto& c : golden_cases("tf.reshape")) {

@@ -1,4 +1,4 @@
-// Clipping (SEMANTICS.md section 5): the clip cases of shared/golden/tf-training.json, TensorFlow's
+// Clipping: the clip cases of `tests/golden/tf-training.json`, TensorFlow's
 // edge conventions (inclusive bounds, finite gradient at 0, NaN for an infinite global norm),
 // IndexedSlices, and finite-difference gradients.
 #include <catch2/catch.hpp>

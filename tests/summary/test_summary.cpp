@@ -85,7 +85,7 @@ TEST_CASE("the schemas are registered under tapeflow_proto/ file names", "[summa
     }
 }
 
-TEST_CASE("golden records of TENSORBOARD.md section 15, byte for byte", "[summary][golden]") {
+TEST_CASE("golden records, byte for byte", "[summary][golden]") {
     tf::summary::Event first;
     first.wall_time = 1700000000.0;
     first.file_version = "brain.Event:2";

@@ -12,7 +12,7 @@ namespace {
 
 std::string golden_dir() {
     const char* env = std::getenv("TAPEFLOW_GOLDEN_DIR");
-    return env != nullptr ? env : "../shared/golden";
+    return env != nullptr ? env : "../tests/golden";
 }
 
 double number(const nlohmann::json& v) {

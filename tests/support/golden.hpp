@@ -1,4 +1,4 @@
-// Golden cases from ../shared/golden/ops.json (schema in ../shared/golden/README.md): inputs, TF
+// Golden cases from `tests/golden/ops.json` (schema in tests/golden/README.md): inputs, TF
 // arguments, expected outputs, gradients for a given upstream, and Hessian-vector products.
 // run_golden_case checks one case against a function that calls the tapeflow op.
 #pragma once

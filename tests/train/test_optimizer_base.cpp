@@ -1,4 +1,4 @@
-// The Optimizer base contract (SEMANTICS.md section 3): var_list defaults, skipped and all-None
+// The Optimizer base contract: var_list defaults, skipped and all-None
 // gradients with TensorFlow's messages, slots and their names, global_step, learning-rate
 // schedules, gate_gradients, and copy-on-write of in-place updates.
 #include <catch2/catch.hpp>

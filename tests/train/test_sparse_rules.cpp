@@ -1,4 +1,4 @@
-// Each TF1 optimizer's IndexedSlices rule (SEMANTICS.md 4.13): duplicates summed first, then lazy
+// Each TF1 optimizer's IndexedSlices rule: duplicates summed first, then lazy
 // optimizers update only the listed rows (exactly as a dense update of just those rows would),
 // while Adam updates everything as the dense rule with zeros in the unlisted rows.
 #include <catch2/catch.hpp>

@@ -14,7 +14,7 @@ namespace {
 const nlohmann::json& all_cases() {
     static const nlohmann::json cases = [] {
         const char* env = std::getenv("TAPEFLOW_GOLDEN_DIR");
-        const std::string path = std::string(env != nullptr ? env : "../shared/golden") + "/tf-training.json";
+        const std::string path = std::string(env != nullptr ? env : "../tests/golden") + "/tf-training.json";
         std::ifstream file(path);
         if (!file) throw std::runtime_error("cannot open golden file " + path + " (set TAPEFLOW_GOLDEN_DIR)");
         return nlohmann::json::parse(file).at("cases");

@@ -1,4 +1,4 @@
-// Golden cases from ../shared/golden/tf-training.json (schema in its README): optimizers (dense and
+// Golden cases from `tests/golden/tf-training.json` (schema in its README): optimizers (dense and
 // IndexedSlices), clipping, learning-rate schedules and moving averages, as TensorFlow's and Keras'
 // own unit tests assert them.
 #pragma once

@@ -1,4 +1,4 @@
-// Shape and indexing ops (API.md section 3): reshape, transpose, concat/stack/split, slicing,
+// Shape and indexing ops: reshape, transpose, concat/stack/split, slicing,
 // padding, tiling, broadcasting, gathers, and stop_gradient. Each has TensorFlow's gradient.
 #pragma once
 

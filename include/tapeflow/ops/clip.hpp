@@ -1,4 +1,4 @@
-// Clipping (API.md section 3, SEMANTICS.md section 5): TensorFlow's clip_ops as composites of public
+// Clipping: TensorFlow's clip_ops as composites of public
 // ops, so their gradients are TensorFlow's. Each also accepts tf::Gradient, where IndexedSlices keep
 // their indices and only the values are clipped; undefined entries pass through.
 #pragma once

@@ -1,4 +1,4 @@
-// Creation functions (API.md section 2): constants, fills, ranges, identity matrices, one_hot.
+// Creation functions: constants, fills, ranges, identity matrices, one_hot.
 // New tensors go to the default device (tf::device scope), the CPU unless a scope says otherwise.
 #pragma once
 

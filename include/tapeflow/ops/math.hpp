@@ -1,7 +1,7 @@
-// Math ops (API.md section 3): element-wise arithmetic with NumPy broadcasting, comparisons and
+// Math ops: element-wise arithmetic with NumPy broadcasting, comparisons and
 // logic, reductions, scans and matmul. Inputs of a binary op must have equal dtypes
 // (InvalidArgumentError otherwise); shapes must broadcast ("Incompatible shapes: [2,3] vs. [4]").
-// Gradients follow TensorFlow's rules (SEMANTICS.md); integer and bool results have none.
+// Gradients follow TensorFlow's rules; integer and bool results have none.
 #pragma once
 
 #include <cstdint>

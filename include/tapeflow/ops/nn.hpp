@@ -1,4 +1,4 @@
-// Neural-network ops (API.md section 3, `tf::nn::` and `tf::losses::`): activations, softmax,
+// Neural-network ops (`tf::nn::` and `tf::losses::`): activations, softmax,
 // the fused cross-entropy losses, bias_add, conv2d, pooling, moments, batch_normalization,
 // dropout and embedding_lookup, with TensorFlow's semantics and gradients (nn_grad.py, nn_impl.py).
 // Errors are InvalidArgumentError naming the op type ("[Op:Conv2D]") and the shapes involved.

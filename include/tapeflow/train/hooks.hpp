@@ -1,4 +1,4 @@
-// The ready SessionRunHooks of MonitoredTrainingSession (API.md section 9), each built from a
+// The ready SessionRunHooks of MonitoredTrainingSession, each built from a
 // <Hook>Options struct: stop at a step, periodic checkpoints, loss summaries, the NaN guard, loss
 // logging, the step rate, and a terminal progress bar. "Unset" integer/seconds fields are 0.
 #pragma once

@@ -1,6 +1,6 @@
 // Learning rates: tf::train::LearningRate (a constant, a schedule or any callable of the step), the
 // TF1 decay functions evaluated at a step, and the schedule objects (Keras' LearningRateSchedule
-// classes as aggregates). Formulas: SEMANTICS.md section 6.
+// classes as aggregates).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The fault-tolerant training loop (API.md section 9): MonitoredTrainingSession restores the
+// The fault-tolerant training loop: MonitoredTrainingSession restores the
 // latest checkpoint of its directory on start (deferring variables created later, such as optimizer
 // slots), runs hooks around each step (periodic checkpoints, summaries, step counter, ...) and saves
 // a final checkpoint on close. A killed job rerun with the same code resumes where it left off.

@@ -1,4 +1,4 @@
-// Moving averages (SEMANTICS.md section 7): tf.train.ExponentialMovingAverage (shadow variables,
+// Moving averages: tf.train.ExponentialMovingAverage (shadow variables,
 // num_updates rule, names, variables_to_restore), TF1's assign_moving_average (zero-debiased by
 // default) and weighted_moving_average.
 #pragma once

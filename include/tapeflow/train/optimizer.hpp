@@ -1,6 +1,6 @@
 // tf::train::Optimizer: the base of every optimizer (TF1 tf.compat.v1.train and Keras families):
 // computes gradients under a tape, applies them with each optimizer's fused update, and keeps the
-// slots in a map keyed by (variable id, slot name). Contract: SEMANTICS.md section 3.
+// slots in a map keyed by (variable id, slot name).
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // The TF1 optimizer family (tf.compat.v1.train.*Optimizer): constructor with the learning rate
 // first (and the momentum for Momentum), then an options struct with TensorFlow's keyword names and
 // defaults in TensorFlow's order, then name and use_locking. Update rules, slot names and sparse
-// behaviour: SEMANTICS.md section 4 and docs/optimizers.md.
+// behaviour: docs/optimizers.md.
 #pragma once
 
 #include <optional>

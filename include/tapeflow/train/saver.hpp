@@ -1,4 +1,4 @@
-// Checkpoints (API.md section 9): tf::train::Saver writes variables to one safetensors file per
+// Checkpoints: tf::train::Saver writes variables to one safetensors file per
 // save (atomically), keeps the directory's TensorFlow-style "checkpoint" state file and the last
 // max_to_keep files; restore() checks every name, shape, dtype and CRC before changing anything.
 // Format and names: docs/checkpoints.md.

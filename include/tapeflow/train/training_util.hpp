@@ -1,4 +1,4 @@
-// The global step (SEMANTICS.md section 8): an int64 scalar, non-trainable variable named
+// The global step: an int64 scalar, non-trainable variable named
 // "global_step", one per process; optimizers increment it when it is passed to apply_gradients.
 #pragma once
 

@@ -1,7 +1,7 @@
 // CPU kernels of the element-wise unary ops (negative ... softplus). float and double run the
-// transcendental functions through xsimd batches (4-8x faster than std::exp, BUILD-NOTES.md
-// section 4); the simple ops are plain loops the compiler vectorizes. Comparisons, logic and where
-// are in compare_cpu.cpp; the shared loops in elementwise_loops.hpp.
+// transcendental functions through xsimd batches (4-8x faster than std::exp);
+// the simple ops are plain loops the compiler vectorizes. Comparisons, logic and where are in
+// compare_cpu.cpp; the shared loops in elementwise_loops.hpp.
 #include "kernels/cpu/elementwise_loops.hpp"
 #include "kernels/elementwise_functors.hpp"
 
