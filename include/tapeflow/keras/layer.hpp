@@ -1,0 +1,89 @@
+// tf::keras::layers::Layer: the base of every Keras layer (and of Model). The first call builds the
+// layer from the input's shape (weights created under the layer's name scope, on the input's
+// device), then every call checks the input against the layer's InputSpec and runs call().
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/keras/module.hpp>
+
+namespace tapeflow::keras::layers {
+
+/// What a built layer accepts (Keras' InputSpec): a rank, a minimum rank, fixed axis sizes.
+struct InputSpec {
+    std::optional<int64_t> ndim = std::nullopt;
+    std::optional<int64_t> min_ndim = std::nullopt;
+    std::vector<std::pair<int64_t, int64_t>> axes = {};  // (axis, size); negative: from the end
+};
+
+/// Subclass and override build() (create weights with add_weight) and call().
+///
+///     struct Scale : tf::keras::layers::Layer {
+///         tf::Variable w;
+///         void build(const tf::Shape& s) override { w = add_weight("w", {s[-1]}); }
+///         tf::Tensor call(const tf::Tensor& x, bool) override { return x * w; }
+///     };
+class Layer : public Module {
+public:
+    /// "" = Keras' default from the class (snake case), made unique; an explicit name is kept.
+    explicit Layer(std::string name = "");
+
+    /// Builds on the first call (build(x.shape()) under the layer's name scope, on x's device),
+    /// checks x against input_spec() (InvalidArgumentError naming the layer, the expected and the
+    /// received shape), then returns call(x, training).
+    Tensor operator()(const Tensor& x, bool training = false);
+    virtual Tensor call(const Tensor& x, bool training) = 0;
+    virtual void build(const Shape& input_shape) { (void)input_shape; }
+    bool built() const { return built_; }
+
+    /// The Keras class name ("Dense"; a user subclass: its C++ class name).
+    std::string class_name() const;
+    /// The output shape of the latest call (nullopt before the first).
+    const std::optional<Shape>& output_shape() const { return output_shape_; }
+    /// Number of weights' elements (Keras' count_params).
+    int64_t count_params() const;
+    /// The spec set at build (empty before).
+    const InputSpec& input_spec() const { return input_spec_; }
+    /// The dtype of the weights: float32, or float64 when the first input was float64 (so layers
+    /// can be checked in double precision).
+    DType variable_dtype() const { return variable_dtype_; }
+
+protected:
+    /// For library layers: `class_name` ("Conv2D") gives the default name ("conv2d").
+    Layer(std::string name, std::string_view class_name);
+    void set_input_spec(InputSpec spec) { input_spec_ = std::move(spec); }
+    /// Marks the layer built (for layers that build from several inputs, e.g. attention).
+    void set_built() { built_ = true; }
+    /// Sets variable_dtype() from the first input (before building).
+    void choose_variable_dtype(const Tensor& x) {
+        variable_dtype_ = x.dtype() == DType::float64 ? DType::float64 : DType::float32;
+    }
+    void set_output_shape(const Shape& shape) { output_shape_ = shape; }
+    /// Checks `x` against `spec` (the message names this layer and input `index`).
+    void check_input(const Tensor& x, const InputSpec& spec, int index = 0) const;
+
+private:
+    std::string class_name_;
+    InputSpec input_spec_;
+    std::optional<Shape> output_shape_;
+    DType variable_dtype_ = DType::float32;
+    bool built_ = false;
+};
+
+namespace detail {
+/// The op seed of a layer's next random call: nullopt without a seed; else a new seed per call,
+/// fixed by the layer's seed (as Keras' SeedGenerator), so masks differ per call yet repeat per
+/// run.
+std::optional<uint64_t> next_seed(const std::optional<uint64_t>& seed, uint64_t& calls);
+}  // namespace detail
+
+/// Keras' shape text: the batch dimension as None, "(None, 26, 26, 32)".
+std::string shape_text(const Shape& shape);
+
+}  // namespace tapeflow::keras::layers

@@ -1,0 +1,79 @@
+// Keras' BatchNormalization and LayerNormalization (Keras 3 defaults: epsilon 1e-3, BN momentum
+// 0.99; moving statistics are non-trainable weights updated only when training).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <tapeflow/keras/initializers.hpp>
+#include <tapeflow/keras/layer.hpp>
+#include <tapeflow/ops/math.hpp>
+
+namespace tapeflow::keras::layers {
+
+struct BatchNormalizationOptions {
+    int64_t axis = -1;
+    double momentum = 0.99;
+    double epsilon = 1e-3;
+    bool center = true;
+    bool scale = true;
+    std::string name = "";
+};
+
+/// Training: normalizes with the batch mean and (biased) variance over every axis but `axis`, and
+/// updates moving_mean / moving_variance as moving * momentum + batch * (1 - momentum) (Keras 3:
+/// no Bessel correction). Inference: normalizes with the moving statistics. Weights: gamma, beta
+/// (trainable, when scale / center), moving_mean, moving_variance (non-trainable), each [C].
+class BatchNormalization : public Layer {
+public:
+    explicit BatchNormalization(BatchNormalizationOptions options = {});
+    void build(const Shape& input_shape) override;
+    Tensor call(const Tensor& x, bool training) override;
+    Variable gamma() const { return gamma_; }
+    Variable beta() const { return beta_; }
+    Variable moving_mean() const { return moving_mean_; }
+    Variable moving_variance() const { return moving_variance_; }
+
+private:
+    BatchNormalizationOptions options_;
+    int64_t axis_ = 0;                  // resolved at build
+    std::vector<int64_t> reduce_axes_;  // every other axis
+    std::vector<int64_t> param_shape_;  // [C] or a broadcastable [1, C, 1, 1]
+    Variable gamma_, beta_, moving_mean_, moving_variance_;
+};
+
+struct LayerNormalizationOptions {
+    Axes axis = -1;
+    double epsilon = 1e-3;
+    bool center = true;
+    bool scale = true;
+    std::string name = "";
+};
+
+/// (x - mean) / sqrt(variance + epsilon) * gamma + beta, statistics over `axis` per example;
+/// gamma and beta are shaped like those dimensions of the input.
+class LayerNormalization : public Layer {
+public:
+    explicit LayerNormalization(LayerNormalizationOptions options = {});
+    void build(const Shape& input_shape) override;
+    Tensor call(const Tensor& x, bool training) override;
+    Variable gamma() const { return gamma_; }
+    Variable beta() const { return beta_; }
+
+private:
+    LayerNormalizationOptions options_;
+    std::vector<int64_t> axes_;  // resolved, sorted
+    Variable gamma_, beta_;
+};
+
+namespace detail {
+/// The layer-normalization computation of LayerNormalization (gamma, beta shaped like x's `axes`
+/// dimensions, or undefined), as one function of public ops: the place to switch to a fused op.
+Tensor layer_norm(const Tensor& x,
+                  const Tensor& gamma,
+                  const Tensor& beta,
+                  const std::vector<int64_t>& axes,
+                  double epsilon);
+}  // namespace detail
+
+}  // namespace tapeflow::keras::layers

@@ -1,0 +1,122 @@
+// tf::keras::Model and Sequential: compile / fit / evaluate / predict / summary with Keras 3's
+// loop: batches (shuffled each epoch), one tape per step, the optimizer's apply_gradients, metrics
+// accumulated on the device, per-epoch logs, History and callbacks, a progress bar (verbose = 1;
+// one line per epoch when stdout is not a terminal).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <tapeflow/data.hpp>
+#include <tapeflow/keras/callbacks.hpp>
+#include <tapeflow/keras/layer.hpp>
+#include <tapeflow/keras/losses.hpp>
+#include <tapeflow/keras/metrics.hpp>
+#include <tapeflow/train/optimizer.hpp>
+
+namespace tapeflow::keras {
+
+struct FitOptions {
+    int64_t batch_size = 32;
+    int64_t epochs = 1;
+    int verbose = 1;  // 0: silent, 1: progress bar, 2: one line per epoch
+    std::vector<std::shared_ptr<callbacks::Callback>> callbacks = {};
+    double validation_split = 0;  // the last fraction of x, y (before shuffling), as Keras
+    bool shuffle = true;
+    /// Validation tensors [x, y] or [x, y, sample_weight] (instead of validation_split).
+    std::vector<Tensor> validation_data = {};
+    Tensor sample_weight = {};  // one weight per sample of x
+    int64_t initial_epoch = 0;
+};
+
+/// Per epoch: "loss", metric names, "val_loss", "val_<metric>".
+struct History {
+    std::map<std::string, std::vector<double>> history;
+    std::vector<int64_t> epoch;
+};
+
+/// Subclass Model and override call() (track the layers you use with track()), or use Sequential.
+class Model : public layers::Layer {
+public:
+    explicit Model(std::string name = "");
+
+    /// Any tf::train or tf::keras optimizer; metrics are updated with (y, y_pred, sample_weight).
+    void compile(std::shared_ptr<train::Optimizer> optimizer,
+                 std::shared_ptr<losses::Loss> loss,
+                 std::vector<std::shared_ptr<metrics::Metric>> metrics = {});
+    bool compiled() const { return optimizer_ != nullptr; }
+
+    /// Trains on x, y (first dimensions equal). FailedPreconditionError before compile.
+    History fit(const Tensor& x, const Tensor& y, FitOptions options = {});
+    /// Trains on batches [x, y] or [x, y, sample_weight] (options.batch_size is ignored and
+    /// validation_split must be 0); one epoch is one pass over `data`.
+    History fit(const data::Dataset<std::vector<Tensor>>& data,
+                FitOptions options = {},
+                std::optional<data::Dataset<std::vector<Tensor>>> validation_data = {});
+    /// {"loss": ..., "<metric>": ...} over x, y (inference mode).
+    std::map<std::string, double> evaluate(const Tensor& x,
+                                           const Tensor& y,
+                                           int64_t batch_size = 32);
+    std::map<std::string, double> evaluate(const data::Dataset<std::vector<Tensor>>& data);
+    /// The outputs for x in inference mode, batch by batch, concatenated.
+    Tensor predict(const Tensor& x, int64_t batch_size = 32);
+    /// Keras' table: "Model: \"name\"", one row per layer (name (type), output shape, params), then
+    /// Total / Trainable / Non-trainable params with their sizes.
+    std::string summary() const;
+
+    /// One training step (forward under a tape, gradients, apply, metrics); returns the loss.
+    /// Override to customize training, as Keras' train_step.
+    virtual Tensor train_step(const Tensor& x, const Tensor& y, const Tensor& sample_weight);
+    /// The layers shown by summary(): the tracked submodules that are layers.
+    virtual std::vector<std::shared_ptr<layers::Layer>> layers() const;
+
+    /// The variables' current values, in variables() order, and their restoration.
+    std::vector<Tensor> get_weights() const;
+    void set_weights(const std::vector<Tensor>& weights);
+
+    train::Optimizer* optimizer() const { return optimizer_.get(); }
+    losses::Loss* loss() const { return loss_.get(); }
+    const std::vector<std::shared_ptr<metrics::Metric>>& metrics() const { return metrics_; }
+    /// Set by a callback (EarlyStopping) to end fit after the current epoch.
+    bool stop_training = false;
+
+protected:
+    Model(std::string name, std::string_view class_name);
+
+private:
+    std::map<std::string, double> run_evaluation(
+        const std::function<bool(std::vector<Tensor>&)>& next);
+    History run_fit(const std::function<void(int64_t)>& begin_epoch,
+                    const std::function<bool(std::vector<Tensor>&)>& next_batch,
+                    std::optional<int64_t> steps_per_epoch,
+                    const std::function<std::map<std::string, double>()>& validate,
+                    const FitOptions& options);
+
+    std::shared_ptr<train::Optimizer> optimizer_;
+    std::shared_ptr<losses::Loss> loss_;
+    std::vector<std::shared_ptr<metrics::Metric>> metrics_;
+};
+
+/// A stack of layers, each applied to the previous one's output.
+class Sequential : public Model {
+public:
+    explicit Sequential(std::vector<std::shared_ptr<layers::Layer>> layers = {},
+                        std::string name = "");
+    void add(std::shared_ptr<layers::Layer> layer);
+    Tensor call(const Tensor& x, bool training) override;
+    std::vector<std::shared_ptr<layers::Layer>> layers() const override { return layers_; }
+
+private:
+    std::vector<std::shared_ptr<layers::Layer>> layers_;
+};
+
+namespace layers {
+using keras::Sequential;
+}
+
+}  // namespace tapeflow::keras

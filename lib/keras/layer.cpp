@@ -1,0 +1,92 @@
+// Layer: lazy build on the first call, the InputSpec check with Keras' messages (plus the fix),
+// and the device rule (weights and factory tensors follow the input's device).
+#include <fmt/format.h>
+
+#include <tapeflow/core/device.hpp>
+#include <tapeflow/core/error.hpp>
+#include <tapeflow/keras/layer.hpp>
+
+namespace tapeflow::keras::layers {
+
+std::optional<uint64_t> detail::next_seed(const std::optional<uint64_t>& seed, uint64_t& calls) {
+    if (!seed) return std::nullopt;
+    return *seed + 0x9E3779B97F4A7C15ULL * calls++;  // a golden-ratio stride keeps seeds apart
+}
+
+std::string shape_text(const Shape& shape) {
+    std::string text = "(";
+    for (int64_t i = 0; i < shape.rank(); ++i) {
+        if (i > 0) text += ", ";
+        text += i == 0 ? std::string("None") : std::to_string(shape[i]);
+    }
+    return text + (shape.rank() == 1 ? ",)" : ")");
+}
+
+Layer::Layer(std::string name) : Module(std::move(name)) {}
+
+Layer::Layer(std::string name, std::string_view class_name)
+    : Module(std::move(name), class_name), class_name_(class_name) {}
+
+std::string Layer::class_name() const {
+    return class_name_.empty() ? keras::detail::class_name_of(*this) : class_name_;
+}
+
+int64_t Layer::count_params() const {
+    int64_t n = 0;
+    for (const Variable& v : variables())
+        n += v.shape().num_elements();
+    return n;
+}
+
+void Layer::check_input(const Tensor& x, const InputSpec& spec, int index) const {
+    if (!x.defined())
+        throw errors::InvalidArgumentError(
+            fmt::format("Input {} of layer \"{}\" is an undefined tensor", index, name()));
+    const int64_t rank = x.rank();
+    auto fail = [&](const std::string& what, const std::string& fix) {
+        throw errors::InvalidArgumentError(fmt::format(
+            "Input {} of layer \"{}\" ({}) is incompatible with the layer: {}, but received input "
+            "with shape {}. {}",
+            index,
+            name(),
+            class_name(),
+            what,
+            x.shape().debug_string(),
+            fix));
+    };
+    if (spec.ndim && rank != *spec.ndim)
+        fail(fmt::format("expected ndim={}, found ndim={}", *spec.ndim, rank),
+             fmt::format("Pass a rank-{} tensor (reshape or expand_dims the input).", *spec.ndim));
+    if (spec.min_ndim && rank < *spec.min_ndim)
+        fail(fmt::format("expected min_ndim={}, found ndim={}", *spec.min_ndim, rank),
+             fmt::format("Pass a tensor of rank >= {} (e.g. add a batch dimension).",
+                         *spec.min_ndim));
+    for (const auto& [axis, size] : spec.axes) {
+        const int64_t a = axis < 0 ? axis + rank : axis;
+        if (a < 0 || a >= rank || x.shape()[a] != size)
+            fail(fmt::format("expected axis {} of input shape to have value {}", axis, size),
+                 "The layer was built for that size on its first call; give it inputs of that "
+                 "size or use a new layer.");
+    }
+}
+
+Tensor Layer::operator()(const Tensor& x, bool training) {
+    if (!x.defined())
+        throw errors::InvalidArgumentError(fmt::format(
+            "layer \"{}\" ({}) was called with an undefined tensor", name(), class_name()));
+    const auto scope = name_scope();
+    // Weights and any tensor a layer makes from nothing go where the input is.
+    std::optional<DeviceScope> on_device;
+    if (x.device() != default_device()) on_device.emplace(x.device());
+    if (!built_) {
+        choose_variable_dtype(x);
+        build(x.shape());
+        built_ = true;
+    }
+    check_input(x, input_spec_);
+    Tensor y = call(x, training);
+    if (!output_shape_ || !(*output_shape_ == y.shape())) output_shape_ = y.shape();
+    return y;
+}
+
+}  // namespace tapeflow::keras::layers

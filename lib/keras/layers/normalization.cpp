@@ -1,0 +1,150 @@
+// BatchNormalization and LayerNormalization from tf::nn::moments / batch_normalization; moving
+// statistics are assigned (never recorded by tapes), on the device where they live.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include <tapeflow/core/error.hpp>
+#include <tapeflow/keras/layers/normalization.hpp>
+#include <tapeflow/ops/array.hpp>
+#include <tapeflow/ops/math.hpp>
+#include <tapeflow/ops/nn.hpp>
+
+namespace tapeflow::keras::layers {
+
+namespace {
+
+int64_t resolve_axis(int64_t axis, const Shape& s, const std::string& layer, const char* cls) {
+    const int64_t a = axis < 0 ? axis + s.rank() : axis;
+    if (a < 0 || a >= s.rank())
+        throw errors::InvalidArgumentError(
+            fmt::format("layer \"{}\" ({}): axis {} is out of range for inputs of shape {}",
+                        layer,
+                        cls,
+                        axis,
+                        s.debug_string()));
+    return a;
+}
+
+// The shape that broadcasts a parameter of x's `axes` dims against x: 1 on every other axis
+// (nothing to do when the axes are the trailing ones).
+Tensor broadcastable(const Tensor& p, const std::vector<int64_t>& axes, int64_t rank) {
+    if (!p.defined()) return p;
+    bool trailing = true;
+    for (std::size_t i = 0; i < axes.size(); ++i)
+        trailing = trailing && axes[i] == rank - static_cast<int64_t>(axes.size() - i);
+    if (trailing) return p;
+    std::vector<int64_t> dims(static_cast<std::size_t>(rank), 1);
+    for (std::size_t i = 0; i < axes.size(); ++i)
+        dims[axes[i]] = p.shape()[int64_t(i)];
+    return reshape(p, Shape(dims));
+}
+
+}  // namespace
+
+// ---- BatchNormalization ----
+
+BatchNormalization::BatchNormalization(BatchNormalizationOptions options)
+    : Layer(options.name, "BatchNormalization"), options_(std::move(options)) {
+    if (!(options_.epsilon > 0) || !(options_.momentum >= 0 && options_.momentum <= 1))
+        throw errors::InvalidArgumentError(fmt::format(
+            "BatchNormalization: needs epsilon > 0 and momentum in [0, 1], got {} and {}",
+            options_.epsilon,
+            options_.momentum));
+}
+
+void BatchNormalization::build(const Shape& s) {
+    axis_ = resolve_axis(options_.axis, s, name(), "BatchNormalization");
+    const int64_t c = s[axis_];
+    reduce_axes_.clear();
+    for (int64_t i = 0; i < s.rank(); ++i)
+        if (i != axis_) reduce_axes_.push_back(i);
+    if (options_.scale) gamma_ = add_weight("gamma", {c}, initializers::ones(), variable_dtype());
+    if (options_.center) beta_ = add_weight("beta", {c}, initializers::zeros(), variable_dtype());
+    moving_mean_ = add_weight("moving_mean", {c}, initializers::zeros(), variable_dtype(), false);
+    moving_variance_ =
+        add_weight("moving_variance", {c}, initializers::ones(), variable_dtype(), false);
+    set_input_spec({.ndim = s.rank(), .axes = {{axis_, c}}});
+}
+
+Tensor BatchNormalization::call(const Tensor& x, bool training) {
+    const std::vector<int64_t> axes{axis_};
+    const int64_t rank = x.rank();
+    Tensor mean, variance;
+    if (training) {
+        std::tie(mean, variance) = nn::moments(x, reduce_axes_);
+        const double m = options_.momentum;
+        moving_mean_.assign(moving_mean_.value() * m + stop_gradient(mean) * (1 - m));
+        moving_variance_.assign(moving_variance_.value() * m + stop_gradient(variance) * (1 - m));
+    } else {
+        mean = moving_mean_.value();
+        variance = moving_variance_.value();
+    }
+    return nn::batch_normalization(
+        x,
+        broadcastable(mean, axes, rank),
+        broadcastable(variance, axes, rank),
+        broadcastable(beta_.defined() ? beta_.value() : Tensor(), axes, rank),
+        broadcastable(gamma_.defined() ? gamma_.value() : Tensor(), axes, rank),
+        options_.epsilon);
+}
+
+// ---- LayerNormalization ----
+
+namespace detail {
+
+Tensor layer_norm(const Tensor& x,
+                  const Tensor& gamma,
+                  const Tensor& beta,
+                  const std::vector<int64_t>& axes,
+                  double epsilon) {
+    // MERGE: return tf::nn::layer_norm(x, gamma, beta, axes, epsilon) once the fused op is in.
+    auto [mean, variance] = nn::moments(x, axes, true);
+    Tensor y = (x - mean) * rsqrt(variance + epsilon);
+    if (gamma.defined()) y = y * broadcastable(gamma, axes, x.rank());
+    if (beta.defined()) y = y + broadcastable(beta, axes, x.rank());
+    return y;
+}
+
+}  // namespace detail
+
+LayerNormalization::LayerNormalization(LayerNormalizationOptions options)
+    : Layer(options.name, "LayerNormalization"), options_(std::move(options)) {
+    if (!(options_.epsilon > 0))
+        throw errors::InvalidArgumentError(
+            fmt::format("LayerNormalization: epsilon must be > 0, got {}", options_.epsilon));
+}
+
+void LayerNormalization::build(const Shape& s) {
+    axes_.clear();
+    if (options_.axis.all()) {
+        for (int64_t i = 1; i < s.rank(); ++i)
+            axes_.push_back(i);
+    } else {
+        for (int64_t a : options_.axis.list())
+            axes_.push_back(resolve_axis(a, s, name(), "LayerNormalization"));
+    }
+    std::sort(axes_.begin(), axes_.end());
+    axes_.erase(std::unique(axes_.begin(), axes_.end()), axes_.end());
+    std::vector<int64_t> param;
+    InputSpec spec{.ndim = s.rank()};
+    for (int64_t a : axes_) {
+        param.push_back(s[a]);
+        spec.axes.emplace_back(a, s[a]);
+    }
+    if (options_.scale)
+        gamma_ = add_weight("gamma", Shape(param), initializers::ones(), variable_dtype());
+    if (options_.center)
+        beta_ = add_weight("beta", Shape(param), initializers::zeros(), variable_dtype());
+    set_input_spec(std::move(spec));
+}
+
+Tensor LayerNormalization::call(const Tensor& x, bool) {
+    return detail::layer_norm(x,
+                              gamma_.defined() ? gamma_.value() : Tensor(),
+                              beta_.defined() ? beta_.value() : Tensor(),
+                              axes_,
+                              options_.epsilon);
+}
+
+}  // namespace tapeflow::keras::layers

@@ -1,0 +1,161 @@
+// Model: compile, the training step, evaluate, predict and weights; Sequential. The fit loop is in
+// fit.cpp, the summary table in summary.cpp.
+#include <fmt/format.h>
+
+#include <tapeflow/autograd/gradient_tape.hpp>
+#include <tapeflow/core/error.hpp>
+#include <tapeflow/keras/model.hpp>
+#include <tapeflow/ops/array.hpp>
+#include <tapeflow/ops/math.hpp>
+
+#include "keras/batches.hpp"
+
+namespace tapeflow::keras {
+
+Model::Model(std::string name) : Layer(std::move(name)) {}
+
+Model::Model(std::string name, std::string_view class_name) : Layer(std::move(name), class_name) {}
+
+void Model::compile(std::shared_ptr<train::Optimizer> optimizer,
+                    std::shared_ptr<losses::Loss> loss,
+                    std::vector<std::shared_ptr<metrics::Metric>> metrics) {
+    if (!optimizer || !loss)
+        throw errors::InvalidArgumentError(
+            fmt::format("Model \"{}\": compile needs an optimizer and a loss (got {} and {})",
+                        name(),
+                        optimizer ? "one" : "none",
+                        loss ? "one" : "none"));
+    for (const auto& m : metrics)
+        if (!m)
+            throw errors::InvalidArgumentError(
+                fmt::format("Model \"{}\": compile got an empty metric pointer", name()));
+    optimizer_ = std::move(optimizer);
+    loss_ = std::move(loss);
+    metrics_ = std::move(metrics);
+}
+
+void detail::require_compiled(const Model& model, std::string_view what) {
+    if (!model.compiled())
+        throw errors::FailedPreconditionError(fmt::format(
+            "You must call compile() before {} on model \"{}\": model.compile(optimizer, loss, "
+            "metrics)",
+            what,
+            model.name()));
+}
+
+Tensor Model::train_step(const Tensor& x, const Tensor& y, const Tensor& sample_weight) {
+    Tensor y_pred, loss;
+    std::vector<train::GradAndVar> pairs;
+    {
+        GradientTape tape;
+        y_pred = (*this)(x, true);
+        loss = (*loss_)(y, y_pred, sample_weight);
+        const std::vector<Variable> vars = trainable_variables();
+        std::vector<Gradient> grads = tape.gradient(loss, vars);
+        pairs.reserve(vars.size());
+        for (std::size_t i = 0; i < vars.size(); ++i)
+            pairs.push_back({std::move(grads[i]), vars[i]});
+    }
+    optimizer_->apply_gradients(pairs);
+    for (const auto& m : metrics_)
+        m->update_state(y, y_pred, sample_weight);
+    return loss;
+}
+
+std::map<std::string, double> Model::run_evaluation(
+    const std::function<bool(std::vector<Tensor>&)>& next) {
+    detail::LossTracker tracker;
+    for (const auto& m : metrics_)
+        m->reset_state();
+    std::vector<Tensor> batch;
+    while (next(batch)) {
+        const Tensor& w = batch.size() > 2 ? batch[2] : Tensor();
+        const Tensor y_pred = (*this)(batch[0], false);
+        tracker.add((*loss_)(batch[1], y_pred, w), batch[0]);
+        for (const auto& m : metrics_)
+            m->update_state(batch[1], y_pred, w);
+    }
+    return detail::logs_of(tracker, metrics_);
+}
+
+std::map<std::string, double> Model::evaluate(const Tensor& x,
+                                              const Tensor& y,
+                                              int64_t batch_size) {
+    detail::require_compiled(*this, "evaluate");
+    detail::TensorBatches batches(name(), {x, y}, batch_size);
+    return run_evaluation([&](std::vector<Tensor>& b) { return batches.next(b); });
+}
+
+std::map<std::string, double> Model::evaluate(const data::Dataset<std::vector<Tensor>>& data) {
+    detail::require_compiled(*this, "evaluate");
+    detail::DatasetBatches batches(name(), data);
+    return run_evaluation([&](std::vector<Tensor>& b) { return batches.next(b); });
+}
+
+Tensor Model::predict(const Tensor& x, int64_t batch_size) {
+    detail::TensorBatches batches(name(), {x}, batch_size);
+    std::vector<Tensor> outputs, batch;
+    while (batches.next(batch))
+        outputs.push_back((*this)(batch[0], false));
+    if (outputs.empty())
+        throw errors::InvalidArgumentError(
+            fmt::format("Model \"{}\": predict got no samples (x has shape {})",
+                        name(),
+                        x.shape().debug_string()));
+    return outputs.size() == 1 ? outputs[0] : concat(outputs, 0);
+}
+
+std::vector<std::shared_ptr<layers::Layer>> Model::layers() const {
+    std::vector<std::shared_ptr<layers::Layer>> out;
+    for (const auto& child : children())
+        if (auto layer = std::dynamic_pointer_cast<layers::Layer>(child)) out.push_back(layer);
+    return out;
+}
+
+std::vector<Tensor> Model::get_weights() const {
+    std::vector<Tensor> out;
+    for (const Variable& v : variables())
+        out.push_back(v.value());
+    return out;
+}
+
+void Model::set_weights(const std::vector<Tensor>& weights) {
+    const std::vector<Variable> vars = variables();
+    if (weights.size() != vars.size())
+        throw errors::InvalidArgumentError(
+            fmt::format("Model \"{}\": set_weights got {} tensors for {} variables",
+                        name(),
+                        weights.size(),
+                        vars.size()));
+    for (std::size_t i = 0; i < vars.size(); ++i) {
+        Variable v = vars[i];
+        v.assign(weights[i]);
+    }
+}
+
+// ---- Sequential ----
+
+Sequential::Sequential(std::vector<std::shared_ptr<layers::Layer>> layers, std::string name)
+    : Model(std::move(name), "Sequential") {
+    for (auto& layer : layers)
+        add(std::move(layer));
+}
+
+void Sequential::add(std::shared_ptr<layers::Layer> layer) {
+    if (!layer)
+        throw errors::InvalidArgumentError(
+            fmt::format("Sequential \"{}\": add() got an empty layer pointer", name()));
+    layers_.push_back(track(std::move(layer)));
+}
+
+Tensor Sequential::call(const Tensor& x, bool training) {
+    if (layers_.empty())
+        throw errors::FailedPreconditionError(fmt::format(
+            "Sequential model \"{}\" has no layers; add() some before calling it", name()));
+    Tensor h = x;
+    for (const auto& layer : layers_)
+        h = (*layer)(h, training);
+    return h;
+}
+
+}  // namespace tapeflow::keras
