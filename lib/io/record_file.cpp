@@ -232,7 +232,17 @@ std::size_t RecordFileReader::read(void* out, std::size_t n) {
         }
         const int rc = inflate(&z, Z_NO_FLUSH);
         if (rc == Z_STREAM_END) {
-            unzip_->done = true;
+            // More bytes after the end: the next member of concatenated streams (as gzip tools
+            // read them), or garbage, which inflate then rejects. Never silently ignored.
+            if (z.avail_in == 0) {
+                z.avail_in = static_cast<uInt>(std::fread(unzip_->in, 1, sizeof unzip_->in, file_));
+                z.next_in = unzip_->in;
+            }
+            if (z.avail_in == 0) {
+                unzip_->done = true;
+            } else {
+                inflateReset(&z);
+            }
         } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
             fail(fmt::format("corrupt {} stream ({})",
                              compression_ == Compression::gzip ? "GZIP" : "ZLIB",
