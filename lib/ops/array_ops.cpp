@@ -125,6 +125,14 @@ int64_t pack_axis(Op op, int64_t axis, int64_t rank) {
     return axis < 0 ? axis + rank : axis;
 }
 
+// An op has at most 2^31-1 outputs, as TensorFlow counts them (in int): split(zeros({0}), 1 << 40)
+// would otherwise ask for 2^40 output handles before any memory check could fail cleanly.
+void check_output_count(Op op, int64_t count, std::string_view what) {
+    if (count > INT32_MAX) {
+        op_fail(op, "{} = {} is more outputs than an op can have (at most 2^31-1)", what, count);
+    }
+}
+
 // Axis of Split and SplitV.
 int64_t split_axis(Op op, int64_t axis, int64_t rank) {
     if (axis < -rank || axis >= rank) {
@@ -366,6 +374,7 @@ std::vector<Tensor> unstack(const Tensor& x, int64_t axis) {
     const int64_t a = pack_axis(op, axis, x.rank());
     const int64_t num = x.shape().dims()[a];
     if (num == 0) return {};
+    check_output_count(op, num, "num");
     return oom_as_error(op_type(op), [&] {  // one output per row: num can be 2^62 rows of nothing
         return split_impl(op,
                           x,
@@ -382,6 +391,7 @@ std::vector<Tensor> split(const Tensor& x, int64_t num_splits, int64_t axis) {
     const int64_t a = split_axis(op, axis, x.rank());
     if (num_splits <= 0)
         op_fail(op, "Number of ways to split should be > 0, but got {}", num_splits);
+    check_output_count(op, num_splits, "num_split");
     const int64_t size = x.shape().dims()[a];
     if (size % num_splits != 0) {
         op_fail(op,
