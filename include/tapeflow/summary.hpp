@@ -151,9 +151,16 @@ void flush();
 /// Whether this thread currently records summaries (false inside record_if(false)).
 bool should_record_summaries();
 
-/// Every event of an event file, the first (file_version) included. A bad record raises
-/// DataLossError naming the file and offset; a missing file NotFoundError.
-std::vector<Event> summary_iterator(const std::string& path);
+/// What summary_iterator does with a last record cut short by the end of the file, which a writer
+/// still writing, or killed mid-write, leaves: `skip` returns every complete event before it and
+/// logs a warning naming the file and the offset (TensorBoard reads such a file the same way, as
+/// one still being written); `raise` throws DataLossError.
+enum class TornTail { skip, raise };
+
+/// Every event of an event file, the first (file_version) included. A corrupt record (bad CRC,
+/// undecodable event) raises DataLossError naming the file and offset; a torn last record is
+/// handled as `torn_tail` says; a missing file raises NotFoundError.
+std::vector<Event> summary_iterator(const std::string& path, TornTail torn_tail = TornTail::skip);
 
 }  // namespace tapeflow::summary
 

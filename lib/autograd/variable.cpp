@@ -6,6 +6,9 @@
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <set>
+#include <tuple>
+#include <unordered_map>
 
 #include <fmt/ranges.h>
 
@@ -23,24 +26,104 @@
 
 namespace tapeflow {
 
-struct VariableState {
+struct VariableState : std::enable_shared_from_this<VariableState> {
     std::string name;
+    std::string base;     // the name asked for, scope included: name is base or base_<suffix>
+    int64_t suffix = 0;
     bool trainable = true;
     int64_t id = 0;
     Tensor value;
     std::mutex mutex;  // serializes updates of one variable
+    ~VariableState();
 };
 
 namespace {
 
+// NOTE [Variable names]: a variable is named after the first of base, base_1, base_2, ... that
+// no live variable holds, and frees its name when it dies. Probing every suffix against every live
+// variable made N same-named variables cost O(N^3); instead each base keeps, like TensorFlow's
+// name scopes, a counter of the suffixes handed out plus the set of freed ones below it, and live
+// names are looked up in a hash map: O(1) amortized per variable (O(log n) to reuse a freed name).
+class NameTable {
+public:
+    // The name for a new variable asking for `base`, and its suffix.
+    std::pair<std::string, int64_t> claim(const std::string& base, VariableState* owner) {
+        Base& b = bases_[base];
+        while (!b.freed.empty()) {  // the lowest freed suffix, unless someone took it since
+            const int64_t k = *b.freed.begin();
+            b.freed.erase(b.freed.begin());
+            if (std::string name = spelled(base, k); try_take(name, owner)) return {name, k};
+        }
+        for (;;) {
+            const int64_t k = b.next++;
+            if (std::string name = spelled(base, k); try_take(name, owner)) return {name, k};
+        }
+    }
+
+    // `name` (claimed for base/suffix) is free again. It may also be the spelling of another
+    // base's suffix that was skipped because this variable held it ("w_1" asked for by name,
+    // then "w" twice): that base gets it back too, so names stay the lowest free ones.
+    void release(const VariableState& s) {
+        const auto it = live_.find(s.name);
+        if (it == live_.end() || it->second != &s) return;
+        live_.erase(it);
+        give_back(s.base, s.suffix);
+        if (s.suffix != 0 || s.base != s.name) give_back(s.name, 0);
+        const std::size_t cut = s.name.rfind('_');
+        if (cut == std::string::npos || cut + 1 == s.name.size() || s.name[cut + 1] == '0') return;
+        int64_t k = 0;
+        for (std::size_t i = cut + 1; i < s.name.size(); ++i) {
+            const char c = s.name[i];
+            if (c < '0' || c > '9' || k > (INT64_MAX - 9) / 10) return;
+            k = k * 10 + (c - '0');
+        }
+        const std::string other = s.name.substr(0, cut);
+        if (other != s.base || k != s.suffix) give_back(other, k);
+    }
+
+    // The live variable named `name`, or nullptr (also while it is being destroyed).
+    std::shared_ptr<VariableState> find(const std::string& name) const {
+        const auto it = live_.find(name);
+        return it == live_.end() ? nullptr : it->second->weak_from_this().lock();
+    }
+
+    std::size_t size() const { return live_.size(); }
+
+private:
+    struct Base {
+        int64_t next = 0;           // suffixes below this were handed out or skipped
+        std::set<int64_t> freed;    // handed-out suffixes whose name is free again
+    };
+
+    static std::string spelled(const std::string& base, int64_t k) {
+        return k == 0 ? base : fmt::format("{}_{}", base, k);
+    }
+
+    bool try_take(const std::string& name, VariableState* owner) {
+        return live_.try_emplace(name, owner).second;
+    }
+
+    void give_back(const std::string& base, int64_t k) {
+        const auto it = bases_.find(base);
+        if (it != bases_.end() && k < it->second.next) it->second.freed.insert(k);
+    }
+
+    std::unordered_map<std::string, VariableState*> live_;
+    std::unordered_map<std::string, Base> bases_;
+};
+
 struct Registry {
     std::mutex mutex;
     std::vector<std::weak_ptr<VariableState>> live;  // creation order; expired entries pruned lazily
+    // Its own lock: a VariableState's destructor takes it, and may run while `mutex` is held.
+    std::mutex names_mutex;
+    NameTable names;
 };
 
 Registry& registry() {
-    static Registry r;
-    return r;
+    // Never destroyed: variables in static objects may die after static destructors ran.
+    static auto* r = new Registry;
+    return *r;
 }
 
 template <class F>
@@ -53,12 +136,6 @@ void for_each_live(Registry& r, F&& f) {
     }
 }
 
-bool name_taken(Registry& r, const std::string& name) {
-    bool taken = false;
-    for_each_live(r, [&](const auto& s) { taken = taken || s->name == name; });
-    return taken;
-}
-
 thread_local std::string tls_scope;       // "a/b/"
 thread_local bool tls_reuse = false;      // inside a variable_scope(reuse = true)
 
@@ -67,6 +144,20 @@ thread_local bool tls_reuse = false;      // inside a variable_scope(reuse = tru
         "Cannot {} variable '{}' of shape {} and dtype {} with a tensor of shape {} and dtype {}", what,
         s.name, s.value.shape().str(), dtype_name(s.value.dtype()), value.shape().str(),
         dtype_name(value.dtype())));
+}
+
+// A delta for assign_add/assign_sub: the variable's dtype, and a shape that broadcasts to the
+// variable's (checked here, so that the error names the variable rather than AddV2).
+void check_delta(const VariableState& s, std::string_view what, const Tensor& delta) {
+    if (!delta.defined()) bad_update(s, what, s.value);
+    const auto& to = s.value.shape().dims();
+    const auto& from = delta.shape().dims();
+    bool fits = delta.dtype() == s.value.dtype() && from.size() <= to.size();
+    for (std::size_t i = 0; fits && i < from.size(); ++i) {
+        const int64_t d = from[from.size() - 1 - i];
+        fits = d == 1 || d == to[to.size() - 1 - i];
+    }
+    if (!fits) bad_update(s, what, delta);
 }
 
 // Writes `value` into the variable: in place when no read still shares the buffer, else into a
@@ -163,17 +254,30 @@ Variable::Variable(const Tensor& initial_value, VariableOptions options) {
     s->trainable = options.trainable;
     s->id = next_unique_id();
     s->value = identity(initial_value);  // own buffer: the caller's tensor stays immutable
+    s->base = tls_scope + (options.name.empty() ? "Variable" : options.name);
     {
         Registry& r = registry();
         const std::lock_guard lock(r.mutex);
-        const std::string base = tls_scope + (options.name.empty() ? "Variable" : options.name);
-        std::string name = base;
-        for (int k = 1; name_taken(r, name); ++k) name = fmt::format("{}_{}", base, k);
-        s->name = std::move(name);
+        std::size_t live_names = 0;
+        {
+            const std::lock_guard names_lock(r.names_mutex);
+            std::tie(s->name, s->suffix) = r.names.claim(s->base, s.get());
+            live_names = r.names.size();
+        }
+        // Prune dead entries once they are half the list: amortized O(1) per variable.
+        if (r.live.size() >= 2 * live_names + 16) {
+            std::erase_if(r.live, [](const auto& w) { return w.expired(); });
+        }
         r.live.push_back(s);
     }
     state_ = std::move(s);
     detail::notify_variable_observers(*this);  // deferred checkpoint restore
+}
+
+VariableState::~VariableState() {
+    Registry& r = registry();
+    const std::lock_guard lock(r.names_mutex);
+    r.names.release(*this);
 }
 
 VariableState& Variable::checked() const {
@@ -219,20 +323,18 @@ Variable& Variable::assign(const Tensor& value) {
 
 Variable& Variable::assign_add(const Tensor& delta) {
     VariableState& s = checked();
-    if (!delta.defined() || delta.dtype() != s.value.dtype()) bad_update(s, "assign_add", delta.defined() ? delta : s.value);
+    check_delta(s, "assign_add to", delta);
     const std::lock_guard lock(s.mutex);
     Tensor sum = add(s.value, delta);
-    if (sum.shape() != s.value.shape()) bad_update(s, "assign_add", delta);
     store(s, sum);
     return *this;
 }
 
 Variable& Variable::assign_sub(const Tensor& delta) {
     VariableState& s = checked();
-    if (!delta.defined() || delta.dtype() != s.value.dtype()) bad_update(s, "assign_sub", delta.defined() ? delta : s.value);
+    check_delta(s, "assign_sub from", delta);
     const std::lock_guard lock(s.mutex);
     Tensor diff = subtract(s.value, delta);
-    if (diff.shape() != s.value.shape()) bad_update(s, "assign_sub", delta);
     store(s, diff);
     return *this;
 }
@@ -381,8 +483,14 @@ VariableScope variable_scope(std::string_view name, bool reuse) { return Variabl
 
 Variable get_variable(std::string_view name, const GetVariableOptions& options) {
     const std::string full = tls_scope + std::string(name);
-    for (const Variable& v : global_variables()) {
-        if (v.name() != full) continue;
+    std::shared_ptr<VariableState> existing;
+    {
+        Registry& r = registry();
+        const std::lock_guard lock(r.names_mutex);
+        existing = r.names.find(full);
+    }  // `existing` may be the last reference: dropped (destroying it) only after the lock
+    if (existing) {
+        const Variable v(existing);
         if (!tls_reuse) {
             throw errors::InvalidArgumentError(fmt::format(
                 "Variable {} already exists, disallowed. Did you mean to set reuse=True in VarScope?", full));

@@ -3,6 +3,7 @@
 #include <tapeflow/core/storage.hpp>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
@@ -37,6 +38,7 @@ std::size_t cache_limit() {
 class CpuAllocator final : public Allocator {
 public:
     void* allocate(std::size_t nbytes, Device device) override {
+        if (nbytes > kMaxBytes) throw_oom(nbytes, device);  // also keeps size_class from wrapping
         const std::size_t rounded = size_class(nbytes);
         if (rounded <= kSmallBlockMaxBytes) {
             if (void* cached = small_block_take(rounded)) return cached;
@@ -55,10 +57,7 @@ public:
             release_cache();  // give cached blocks back and try once more
             ptr = std::aligned_alloc(kCpuAlignment, rounded);
         }
-        if (ptr == nullptr) {
-            throw errors::ResourceExhaustedError(
-                fmt::format("OOM when allocating {} bytes on {}", nbytes, device.str()));
-        }
+        if (ptr == nullptr) throw_oom(nbytes, device);
         return ptr;
     }
 
@@ -90,6 +89,13 @@ public:
     }
 
 private:
+    static constexpr std::size_t kMaxBytes = PTRDIFF_MAX;
+
+    [[noreturn]] static void throw_oom(std::size_t nbytes, Device device) {
+        throw errors::ResourceExhaustedError(
+            fmt::format("OOM when allocating {} bytes on {}", nbytes, device.str()));
+    }
+
     std::mutex mutex_;
     std::unordered_map<std::size_t, std::vector<void*>> free_;
     std::size_t cached_bytes_ = 0;

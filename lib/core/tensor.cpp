@@ -10,6 +10,7 @@
 #include "core/backend.hpp"
 #include "core/format.hpp"
 #include "core/ids.hpp"
+#include "core/sizes.hpp"
 #include "core/small_blocks.hpp"
 
 namespace tapeflow {
@@ -20,18 +21,27 @@ int64_t next_unique_id() {
 }
 
 Tensor Tensor::empty(Shape shape, DType dtype, Device device) {
-    const std::size_t nbytes = static_cast<std::size_t>(shape.num_elements()) * dtype_size(dtype);
+    const std::size_t nbytes = checked_nbytes(shape, dtype, device);
     auto impl = std::allocate_shared<TensorImpl>(SmallBlockAllocator<TensorImpl>());
+    try {
+        impl->storage =
+            std::allocate_shared<Storage>(SmallBlockAllocator<Storage>(), nbytes, device);
+    } catch (const errors::ResourceExhaustedError& e) {
+        // The allocator knows bytes only; the error names the tensor, as TensorFlow's does.
+        throw errors::ResourceExhaustedError(
+            fmt::format("{} ({})", oom_message(shape, dtype, device), e.message()));
+    }
     impl->shape = std::move(shape);
     impl->dtype = dtype;
-    impl->storage = std::allocate_shared<Storage>(SmallBlockAllocator<Storage>(), nbytes, device);
     impl->id = next_unique_id();
     return Tensor(std::move(impl));
 }
 
 Tensor Tensor::view(std::shared_ptr<Storage> storage, std::size_t offset, Shape shape, DType dtype) {
-    const std::size_t nbytes = static_cast<std::size_t>(shape.num_elements()) * dtype_size(dtype);
-    if (storage == nullptr || offset + nbytes > storage->nbytes()) {
+    const Device device = storage ? storage->device() : Device::cpu();
+    const std::size_t nbytes = checked_nbytes(shape, dtype, device);
+    // Written so that no sum can wrap: the view's bytes must lie inside the storage.
+    if (storage == nullptr || offset > storage->nbytes() || nbytes > storage->nbytes() - offset) {
         throw errors::InternalError(fmt::format(
             "view of {} bytes at offset {} exceeds its storage ({} bytes); this is a tapeflow bug",
             nbytes, offset, storage ? storage->nbytes() : 0));

@@ -13,23 +13,30 @@
 #include <tapeflow/core/error.hpp>
 
 namespace tapeflow::io {
-namespace {
 
-[[noreturn]] void fail(const std::string& what, const std::string& path, int err) {
+void throw_io_error(const std::string& what, const std::string& path, int err) {
     const std::string msg = fmt::format("{} {}: {}", what, path, std::strerror(err));
-    if (err == ENOENT) throw errors::NotFoundError(msg);
-    if (err == EACCES || err == EPERM || err == EROFS) throw errors::PermissionDeniedError(msg);
-    if (err == ENOSPC) throw errors::ResourceExhaustedError(msg);
-    throw errors::UnavailableError(msg);
+    switch (err) {
+        case ENOENT: throw errors::NotFoundError(msg);
+        case EEXIST: throw errors::AlreadyExistsError(msg);
+        case EACCES:
+        case EPERM:
+        case EROFS: throw errors::PermissionDeniedError(msg);
+        case ENOSPC:
+        case EDQUOT: throw errors::ResourceExhaustedError(msg);
+        case ENOTDIR:
+        case EISDIR:
+        case ENOTEMPTY: throw errors::FailedPreconditionError(msg);
+        default: throw errors::UnavailableError(msg);
+    }
 }
 
-}  // namespace
 
 void make_dirs(const std::string& dir) {
     if (dir.empty()) return;
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
-    if (ec) fail("cannot create directory", dir, ec.value());
+    if (ec) throw_io_error("cannot create directory", dir, ec.value());
     if (!std::filesystem::is_directory(dir, ec)) {
         throw errors::FailedPreconditionError(fmt::format("{} exists and is not a directory", dir));
     }
@@ -42,7 +49,7 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
 void write_file_atomically(const std::string& path, std::span<const std::string_view> pieces) {
     const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) fail("cannot create", tmp, errno);
+    if (fd < 0) throw_io_error("cannot create", tmp, errno);
     // Large files: start the write-back of every kWriteBack bytes while writing the next ones, so
     // the final fsync waits for the disk only for the tail (Linux sync_file_range; a hint only).
     constexpr std::size_t kWriteBack = std::size_t{8} << 20;
@@ -57,7 +64,7 @@ void write_file_atomically(const std::string& path, std::span<const std::string_
                 const int err = errno;
                 ::close(fd);
                 ::unlink(tmp.c_str());
-                fail("cannot write", tmp, err);
+                throw_io_error("cannot write", tmp, err);
             }
             done += static_cast<std::size_t>(n);
             written += static_cast<std::size_t>(n);
@@ -75,12 +82,12 @@ void write_file_atomically(const std::string& path, std::span<const std::string_
     if (::close(fd) != 0 || !synced) {
         const int err = synced ? errno : sync_errno;
         ::unlink(tmp.c_str());
-        fail("cannot sync", tmp, err);
+        throw_io_error("cannot sync", tmp, err);
     }
     if (::rename(tmp.c_str(), path.c_str()) != 0) {
         const int err = errno;
         ::unlink(tmp.c_str());
-        fail("cannot rename into", path, err);
+        throw_io_error("cannot rename into", path, err);
     }
     // Make the rename itself durable.
     const std::string dir = std::filesystem::path(path).parent_path().string();

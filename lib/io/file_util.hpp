@@ -8,6 +8,12 @@
 
 namespace tapeflow::io {
 
+/// Throws the error TensorFlow maps `err` (an errno value) to, with "<what> <path>: <strerror>":
+/// NotFoundError (ENOENT), AlreadyExistsError (EEXIST), PermissionDeniedError (EACCES, EPERM,
+/// EROFS), ResourceExhaustedError (ENOSPC, EDQUOT), FailedPreconditionError (ENOTDIR, EISDIR,
+/// ENOTEMPTY), UnavailableError otherwise.
+[[noreturn]] void throw_io_error(const std::string& what, const std::string& path, int err);
+
 /// Creates `dir` and its missing parents; an error names the path (PermissionDeniedError, ...).
 void make_dirs(const std::string& dir);
 

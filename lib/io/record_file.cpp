@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <fmt/format.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -14,6 +15,7 @@
 #include <tapeflow/core/error.hpp>
 
 #include "io/crc32c.hpp"
+#include "io/file_util.hpp"
 
 namespace tapeflow::io {
 namespace {
@@ -43,12 +45,7 @@ int window_bits(Compression c) {
 }
 
 [[noreturn]] void io_error(const std::string& what, const std::string& path) {
-    const int err = errno;
-    const std::string msg = fmt::format("{} {}: {}", what, path, std::strerror(err));
-    if (err == ENOENT) throw errors::NotFoundError(msg);
-    if (err == EEXIST) throw errors::AlreadyExistsError(msg);
-    if (err == EACCES || err == EPERM) throw errors::PermissionDeniedError(msg);
-    throw errors::UnavailableError(msg);
+    throw_io_error(what, path, errno);
 }
 
 }  // namespace
@@ -182,6 +179,12 @@ RecordFileReader::RecordFileReader(std::string path, Compression compression)
     : path_(std::move(path)), compression_(compression) {
     file_ = std::fopen(path_.c_str(), "rb");
     if (file_ == nullptr) io_error("cannot open", path_);
+    struct stat info {};
+    if (::fstat(::fileno(file_), &info) == 0 && S_ISDIR(info.st_mode)) {
+        std::fclose(file_);
+        file_ = nullptr;
+        throw_io_error("cannot read", path_, EISDIR);  // fopen opens a directory; reads then fail
+    }
     if (std::fseek(file_, 0, SEEK_END) == 0) {
         const long size = std::ftell(file_);
         file_size_ = size > 0 ? static_cast<uint64_t>(size) : 0;
@@ -206,6 +209,11 @@ void RecordFileReader::fail(const std::string& what) const {
         fmt::format("corrupted record at offset {} in {}: {}", record_offset_, path_, what));
 }
 
+void RecordFileReader::fail_torn(const std::string& what) {
+    torn_tail_ = true;
+    fail(what);
+}
+
 // Reads up to n bytes of the (uncompressed) stream; fewer only at its end.
 std::size_t RecordFileReader::read(void* out, std::size_t n) {
     if (!unzip_) {
@@ -224,7 +232,17 @@ std::size_t RecordFileReader::read(void* out, std::size_t n) {
         }
         const int rc = inflate(&z, Z_NO_FLUSH);
         if (rc == Z_STREAM_END) {
-            unzip_->done = true;
+            // More bytes after the end: the next member of concatenated streams (as gzip tools
+            // read them), or garbage, which inflate then rejects. Never silently ignored.
+            if (z.avail_in == 0) {
+                z.avail_in = static_cast<uInt>(std::fread(unzip_->in, 1, sizeof unzip_->in, file_));
+                z.next_in = unzip_->in;
+            }
+            if (z.avail_in == 0) {
+                unzip_->done = true;
+            } else {
+                inflateReset(&z);
+            }
         } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
             fail(fmt::format("corrupt {} stream ({})",
                              compression_ == Compression::gzip ? "GZIP" : "ZLIB",
@@ -245,11 +263,11 @@ std::optional<std::string> RecordFileReader::next() {
         if (unzip_ && !unzip_->done) fail("truncated compressed stream (no end marker)");
         return std::nullopt;
     }
-    if (got < kHeaderSize) fail(fmt::format("truncated record header ({} of 12 bytes)", got));
+    if (got < kHeaderSize) fail_torn(fmt::format("truncated record header ({} of 12 bytes)", got));
     if (mask_crc(crc32c_extend(0, header, 8)) != get_u32(header + 8)) fail("length CRC mismatch");
     const uint64_t length = get_u64(header);
     if (!unzip_ && length > file_size_ - std::min(file_size_, offset_)) {
-        fail(fmt::format("truncated record: length {} runs past the end of the file", length));
+        fail_torn(fmt::format("truncated record: length {} runs past the end of the file", length));
     }
     std::string data;
     // Grow chunk by chunk: a compressed stream's length cannot be checked up front, and a length
@@ -260,10 +278,12 @@ std::optional<std::string> RecordFileReader::next() {
         const std::size_t old = data.size();
         data.resize(old + want);
         const std::size_t n = read(data.data() + old, want);
-        if (n < want) fail(fmt::format("truncated record: {} of {} data bytes", old + n, length));
+        if (n < want) {
+            fail_torn(fmt::format("truncated record: {} of {} data bytes", old + n, length));
+        }
     }
     unsigned char footer[kFooterSize];
-    if (read(footer, kFooterSize) < kFooterSize) fail("truncated record: missing data CRC");
+    if (read(footer, kFooterSize) < kFooterSize) fail_torn("truncated record: missing data CRC");
     if (masked_crc32c(data) != get_u32(footer)) fail("data CRC mismatch");
     return data;
 }

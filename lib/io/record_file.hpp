@@ -65,11 +65,15 @@ public:
     std::optional<std::string> next();
     /// Offset of the record that next() returned last.
     uint64_t record_offset() const { return record_offset_; }
+    /// Whether the last DataLossError was a record cut short by the end of the file (what a
+    /// writer that is still writing, or was killed mid-append, leaves), not a corrupt one.
+    bool torn_tail() const { return torn_tail_; }
     const std::string& path() const { return path_; }
 
 private:
     std::size_t read(void* out, std::size_t n);
     [[noreturn]] void fail(const std::string& what) const;
+    [[noreturn]] void fail_torn(const std::string& what);
 
     std::string path_;
     Compression compression_;
@@ -79,6 +83,7 @@ private:
     uint64_t offset_ = 0;  // bytes consumed so far (uncompressed)
     uint64_t record_offset_ = 0;
     uint64_t file_size_ = 0;  // for plain files: rejects lengths past the end before allocating
+    bool torn_tail_ = false;
 };
 
 }  // namespace tapeflow::io

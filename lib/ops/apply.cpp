@@ -55,37 +55,34 @@ void run_kernel(Op op, Device device, std::span<const Tensor> inputs, std::span<
 
 }  // namespace
 
-std::string_view tf_type_name(DType dtype) {
-    switch (dtype) {
-        case DType::float32: return "float";
-        case DType::float64: return "double";
-        case DType::float16: return "half";
-        default: return dtype_name(dtype);
-    }
-}
-
 Tensor apply(Op op, std::span<const Tensor> inputs, OutputSpec output, const Attrs& attrs) {
-    const Device device = op_device(op, inputs);
-    const bool computed = output.alias_input < 0;
-    Tensor out = make_output(std::move(output), inputs, device);
-    if (computed) run_kernel(op, device, inputs, std::span<Tensor>(&out, 1), attrs);
-    if (any_tape_recording()) record_operation(op, inputs, std::span<const Tensor>(&out, 1), attrs);
-    return out;
+    return oom_as_error(op_type(op), [&] {
+        const Device device = op_device(op, inputs);
+        const bool computed = output.alias_input < 0;
+        Tensor out = make_output(std::move(output), inputs, device);
+        if (computed) run_kernel(op, device, inputs, std::span<Tensor>(&out, 1), attrs);
+        if (any_tape_recording()) {
+            record_operation(op, inputs, std::span<const Tensor>(&out, 1), attrs);
+        }
+        return out;
+    });
 }
 
 std::vector<Tensor> apply_multi(Op op, std::span<const Tensor> inputs,
                                 std::span<const OutputSpec> outputs, const Attrs& attrs) {
-    const Device device = op_device(op, inputs);
-    std::vector<Tensor> out;
-    out.reserve(outputs.size());
-    bool all_views = !outputs.empty();  // no outputs: an in-place op (training ops) still runs
-    for (const OutputSpec& spec : outputs) {
-        out.push_back(make_output(spec, inputs, device));
-        all_views = all_views && spec.alias_input >= 0;
-    }
-    if (!all_views) run_kernel(op, device, inputs, out, attrs);
-    if (any_tape_recording()) record_operation(op, inputs, out, attrs);
-    return out;
+    return oom_as_error(op_type(op), [&] {
+        const Device device = op_device(op, inputs);
+        std::vector<Tensor> out;
+        out.reserve(outputs.size());
+        bool all_views = !outputs.empty();  // no outputs: an in-place op (training ops) still runs
+        for (const OutputSpec& spec : outputs) {
+            out.push_back(make_output(spec, inputs, device));
+            all_views = all_views && spec.alias_input >= 0;
+        }
+        if (!all_views) run_kernel(op, device, inputs, out, attrs);
+        if (any_tape_recording()) record_operation(op, inputs, out, attrs);
+        return out;
+    });
 }
 
 }  // namespace tapeflow

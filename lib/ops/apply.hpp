@@ -12,6 +12,7 @@
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/core/tensor.hpp>
 
+#include "core/sizes.hpp"
 #include "ops/attrs.hpp"
 #include "ops/op.hpp"
 
@@ -38,10 +39,6 @@ inline Tensor apply(Op op, std::initializer_list<Tensor> inputs, OutputSpec outp
 /// Runs an op with several outputs.
 std::vector<Tensor> apply_multi(Op op, std::span<const Tensor> inputs,
                                 std::span<const OutputSpec> outputs, const Attrs& attrs = {});
-
-/// TensorFlow's DataTypeString ("float", "double", "half", else the dtype's name), for messages
-/// that copy TensorFlow's wording.
-std::string_view tf_type_name(DType dtype);
 
 /// Throws E with the formatted message and the op's TensorFlow type as op name:
 ///     op_fail(Op::cast, "Cast {} to {} is not supported", a, b)  ->  "... [Op:Cast]"

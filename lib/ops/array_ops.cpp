@@ -125,6 +125,14 @@ int64_t pack_axis(Op op, int64_t axis, int64_t rank) {
     return axis < 0 ? axis + rank : axis;
 }
 
+// An op has at most 2^31-1 outputs, as TensorFlow counts them (in int): split(zeros({0}), 1 << 40)
+// would otherwise ask for 2^40 output handles before any memory check could fail cleanly.
+void check_output_count(Op op, int64_t count, std::string_view what) {
+    if (count > INT32_MAX) {
+        op_fail(op, "{} = {} is more outputs than an op can have (at most 2^31-1)", what, count);
+    }
+}
+
 // Axis of Split and SplitV.
 int64_t split_axis(Op op, int64_t axis, int64_t rank) {
     if (axis < -rank || axis >= rank) {
@@ -320,7 +328,7 @@ Tensor concat(const std::vector<Tensor>& values, int64_t axis) {
                         s.debug_string());
             }
         }
-        total += s.dims()[a];
+        total = checked_dim_add(total, s.dims()[a], op_type(op));  // empty inputs can be long
         if (s.num_elements() != 0) {
             ++nonempty;
             nonempty_index = static_cast<int>(i);
@@ -328,13 +336,13 @@ Tensor concat(const std::vector<Tensor>& values, int64_t axis) {
     }
     std::vector<int64_t> dims = first.dims();
     dims[a] = total;
+    Shape shape = op_shape(std::move(dims), op_type(op));
     const Attrs attrs = Attrs().set("axis", a);
     // One input with elements: the output is that input's bytes.
     if (nonempty == 1 || values.size() == 1) {
-        return apply(
-            op, values, view_of(values[0], Shape(std::move(dims)), 0, nonempty_index), attrs);
+        return apply(op, values, view_of(values[0], std::move(shape), 0, nonempty_index), attrs);
     }
-    return apply(op, values, {Shape(std::move(dims)), values[0].dtype()}, attrs);
+    return apply(op, values, {std::move(shape), values[0].dtype()}, attrs);
 }
 
 Tensor stack(const std::vector<Tensor>& values, int64_t axis) {
@@ -366,12 +374,15 @@ std::vector<Tensor> unstack(const Tensor& x, int64_t axis) {
     const int64_t a = pack_axis(op, axis, x.rank());
     const int64_t num = x.shape().dims()[a];
     if (num == 0) return {};
-    return split_impl(op,
-                      x,
-                      std::vector<int64_t>(static_cast<std::size_t>(num), 1),
-                      a,
-                      /*keep_axis=*/false,
-                      Attrs().set("axis", a).set("num", num));
+    check_output_count(op, num, "num");
+    return oom_as_error(op_type(op), [&] {  // one output per row: num can be 2^62 rows of nothing
+        return split_impl(op,
+                          x,
+                          std::vector<int64_t>(static_cast<std::size_t>(num), 1),
+                          a,
+                          /*keep_axis=*/false,
+                          Attrs().set("axis", a).set("num", num));
+    });
 }
 
 std::vector<Tensor> split(const Tensor& x, int64_t num_splits, int64_t axis) {
@@ -380,6 +391,7 @@ std::vector<Tensor> split(const Tensor& x, int64_t num_splits, int64_t axis) {
     const int64_t a = split_axis(op, axis, x.rank());
     if (num_splits <= 0)
         op_fail(op, "Number of ways to split should be > 0, but got {}", num_splits);
+    check_output_count(op, num_splits, "num_split");
     const int64_t size = x.shape().dims()[a];
     if (size % num_splits != 0) {
         op_fail(op,
@@ -389,12 +401,15 @@ std::vector<Tensor> split(const Tensor& x, int64_t num_splits, int64_t axis) {
                 size,
                 num_splits);
     }
-    return split_impl(op,
-                      x,
-                      std::vector<int64_t>(static_cast<std::size_t>(num_splits), size / num_splits),
-                      a,
-                      /*keep_axis=*/true,
-                      Attrs().set("axis", a).set("num_split", num_splits));
+    return oom_as_error(op_type(op), [&] {  // split(zeros({0}), 1 << 40) asks for 2^40 outputs
+        return split_impl(op,
+                          x,
+                          std::vector<int64_t>(static_cast<std::size_t>(num_splits),
+                                               size / num_splits),
+                          a,
+                          /*keep_axis=*/true,
+                          Attrs().set("axis", a).set("num_split", num_splits));
+    });
 }
 
 std::vector<Tensor> split(const Tensor& x, std::vector<int64_t> sizes, int64_t axis) {
@@ -412,7 +427,7 @@ std::vector<Tensor> split(const Tensor& x, std::vector<int64_t> sizes, int64_t a
         } else if (sizes[i] < 0) {
             op_fail(op, "Split size at index {} must be >= 0. Got: {}", i, sizes[i]);
         } else {
-            determined += sizes[i];
+            determined = checked_dim_add(determined, sizes[i], op_type(op));
         }
     }
     if ((unknown == -1 && determined != size) || (unknown != -1 && determined > size)) {
@@ -453,7 +468,7 @@ Tensor tile(const Tensor& x, std::vector<int64_t> multiples) {
     }
     const Attrs attrs = Attrs().set("multiples", multiples);
     if (all_ones) return apply(op, {x}, view_of(x, x.shape()), attrs);  // TensorFlow forwards x too
-    return apply(op, {x}, {Shape(std::move(out_dims)), x.dtype()}, attrs);
+    return apply(op, {x}, {op_shape(std::move(out_dims), op_type(op)), x.dtype()}, attrs);
 }
 
 Tensor broadcast_to(const Tensor& x, const Shape& shape) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/dtype_dispatch.hpp"
 #include "ops/apply.hpp"
 #include "ops/op_families.hpp"
 
@@ -14,10 +15,16 @@ namespace {
 
 Tensor on_default_device(const Tensor& host) { return host.to(default_device()); }
 
-template <class T>
-Tensor host_tensor(const std::vector<T>& values, const Shape& shape) {
-    Tensor t = Tensor::empty(shape, dtype_of_v<T>);
-    if (!values.empty()) std::memcpy(t.mutable_raw_data(), values.data(), values.size() * sizeof(T));
+// A host tensor whose element i is value(i) converted to `dtype` (as tf.cast converts). Allocated
+// in the output dtype directly, so a size too large fails as that tensor's OOM.
+template <class F>
+Tensor host_tensor(const Shape& shape, DType dtype, F value) {
+    Tensor t = Tensor::empty(shape, dtype);
+    visit_dtype(dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        auto* out = static_cast<T*>(t.mutable_raw_data());
+        for (int64_t i = 0; i < shape.num_elements(); ++i) out[i] = convert_element<T>(value(i));
+    });
     return t;
 }
 
@@ -93,32 +100,31 @@ Tensor range(double start, double limit, double delta, DType dtype) {
                         delta > 0 ? ">" : "<", start, limit),
             "Range");
     }
-    const auto n = static_cast<int64_t>(std::ceil(std::abs((limit - start) / delta)));
-    std::vector<double> values(static_cast<std::size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {
-        values[static_cast<std::size_t>(i)] = start + static_cast<double>(i) * delta;
-    }
-    return on_default_device(cast(host_tensor(values, Shape{n}), dtype));
+    // (limit - start) / delta can overflow to inf (range(0, 1e300, 1e-300)).
+    const int64_t n = checked_count(std::ceil(std::abs((limit - start) / delta)), "Range");
+    return on_default_device(host_tensor(Shape{n}, dtype, [&](int64_t i) {
+        return start + static_cast<double>(i) * delta;
+    }));
 }
 
 Tensor linspace(double start, double stop, int64_t num, DType dtype) {
     if (num <= 0) {
         throw errors::InvalidArgumentError(fmt::format("Requires num > 0: {}", num), "LinSpace");
     }
-    std::vector<double> values(static_cast<std::size_t>(num));
     const double step = num > 1 ? (stop - start) / static_cast<double>(num - 1) : 0.0;
-    for (int64_t i = 0; i < num; ++i) values[static_cast<std::size_t>(i)] = start + static_cast<double>(i) * step;
-    if (num > 1) values.back() = stop;  // exact endpoint, as TensorFlow does
-    return on_default_device(cast(host_tensor(values, Shape{num}), dtype));
+    return on_default_device(host_tensor(Shape{num}, dtype, [&](int64_t i) {
+        // The exact endpoint, as TensorFlow computes it.
+        return num > 1 && i == num - 1 ? stop : start + static_cast<double>(i) * step;
+    }));
 }
 
 Tensor eye(int64_t n, DType dtype) {
     if (n < 0) {
         throw errors::InvalidArgumentError(fmt::format("eye: num_rows must be >= 0, got {}", n), "Eye");
     }
-    std::vector<double> values(static_cast<std::size_t>(n * n), 0.0);
-    for (int64_t i = 0; i < n; ++i) values[static_cast<std::size_t>(i * n + i)] = 1.0;
-    return on_default_device(cast(host_tensor(values, Shape{n, n}), dtype));
+    const Shape shape = op_shape({n, n}, "Eye");  // checks n * n
+    return on_default_device(
+        host_tensor(shape, dtype, [n](int64_t i) { return i / n == i % n ? 1.0 : 0.0; }));
 }
 
 Tensor one_hot(const Tensor& indices, int64_t depth, double on_value, double off_value,
@@ -135,7 +141,7 @@ Tensor one_hot(const Tensor& indices, int64_t depth, double on_value, double off
     const int64_t where = axis == -1 ? rank : axis;
     std::vector<int64_t> dims = indices.shape().dims();
     dims.insert(dims.begin() + where, depth);
-    return apply(Op::one_hot, {indices}, {Shape(dims), dtype},
+    return apply(Op::one_hot, {indices}, {op_shape(dims, op_type(Op::one_hot)), dtype},
                  Attrs().set("depth", depth).set("axis", where).set("on_value", on_value).set("off_value", off_value));
 }
 

@@ -76,13 +76,16 @@ namespace {
 // One spatial dimension: output size and (before, after) padding.
 void windowed_size(Op op, int64_t in, int64_t k, int64_t d, int64_t s, std::string_view padding,
                    int64_t& out, int64_t& before, int64_t& after) {
-    const int64_t eff = (k - 1) * d + 1;
+    // Window sizes, dilations and strides are positive but unbounded: every step is checked.
+    const std::string_view type = op_type(op);
+    const int64_t eff = checked_dim_add(checked_dim_mul(k - 1, d, type), 1, type);
     if (padding == "VALID") {
-        out = (in - eff + s) / s;
+        out = (in - eff + s) / s;  // in - eff >= -(2^63 - 1): no overflow, and neither is + s
         before = after = 0;
     } else if (padding == "SAME") {
-        out = (in + s - 1) / s;
-        const int64_t total = std::max<int64_t>((out - 1) * s + eff - in, 0);
+        out = in / s + (in % s != 0 ? 1 : 0);
+        const int64_t span = checked_dim_add(checked_dim_mul(out - 1, s, type), eff, type);
+        const int64_t total = std::max<int64_t>(span - in, 0);
         before = total / 2;
         after = total - before;
     } else {

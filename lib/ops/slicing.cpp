@@ -418,7 +418,7 @@ Tensor slice(const Tensor& x, std::vector<int64_t> begin, std::vector<int64_t> s
         if (b < 0 || b > dims[i])
             op_fail(op, "Expected begin[{}] in [0, {}], but got {}", i, dims[i], b);
         if (s == -1) s = dims[i] - b;
-        if (s < 0 || b + s > dims[i])
+        if (s < 0 || s > dims[i] - b)  // not b + s > dims[i]: that sum can wrap
             op_fail(op, "Expected size[{}] in [0, {}], but got {}", i, dims[i] - b, s);
     }
     const std::vector<int64_t> strides(dims.size(), 1);
@@ -510,7 +510,8 @@ Tensor pad(const Tensor& x,
                     after,
                     dims[d]);
         }
-        out_dims[d] += before + after;
+        const int64_t padded = checked_dim_add(dims[d], before, op_type(op));
+        out_dims[d] = checked_dim_add(padded, after, op_type(op));
     }
     Attrs attrs;
     attrs.set("paddings", flat_paddings(paddings));
@@ -519,7 +520,7 @@ Tensor pad(const Tensor& x,
     } else {
         attrs.set("mode", m);
     }
-    return apply(op, {x}, {Shape(out_dims), x.dtype()}, attrs);
+    return apply(op, {x}, {op_shape(out_dims, op_type(op)), x.dtype()}, attrs);
 }
 
 }  // namespace tapeflow

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <tapeflow/core/error.hpp>
+#include <tapeflow/core/logging.hpp>
 #include <tapeflow/summary.hpp>
 
 #include "io/record_file.hpp"
@@ -183,12 +184,19 @@ void flush() {
 
 // ---- reading back ----
 
-std::vector<Event> summary_iterator(const std::string& path) {
+std::vector<Event> summary_iterator(const std::string& path, TornTail torn_tail) {
     io::RecordFileReader reader(path, io::Compression::none);
     std::vector<Event> events;
-    while (auto record = reader.next()) {
-        events.push_back(
-            parse_event(*record, fmt::format("offset {} in {}", reader.record_offset(), path)));
+    try {
+        while (auto record = reader.next()) {
+            events.push_back(
+                parse_event(*record, fmt::format("offset {} in {}", reader.record_offset(), path)));
+        }
+    } catch (const errors::DataLossError& e) {
+        if (!reader.torn_tail() || torn_tail == TornTail::raise) throw;
+        logging::warn("summary_iterator: {} (the file is still being written, or its writer was "
+                      "killed); returning the {} complete events before it",
+                      e.message(), events.size());
     }
     return events;
 }

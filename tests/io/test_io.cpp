@@ -231,6 +231,29 @@ TEST_CASE("every truncation and every bit flip is detected, never a crash",
     }
 }
 
+// Bytes after the end of a compressed stream are never dropped silently: another stream there is
+// read on (concatenated files, as gzip tools read them), anything else is DataLossError.
+TEST_CASE("bytes after a compressed stream: a second stream reads on, garbage fails",
+          "[io][tfrecord]") {
+    const std::string dir = temp_dir("concat");
+    for (const std::string compression : {"GZIP", "ZLIB"}) {
+        INFO(compression);
+        const std::string a = dir + "/a" + compression, b = dir + "/b" + compression;
+        {
+            tf::io::TFRecordWriter wa(a, compression), wb(b, compression);
+            wa.write("first");
+            wb.write("second");
+            wb.write("third");
+        }
+        const std::string both = dir + "/both" + compression;
+        write_file(both, read_file(a) + read_file(b));
+        CHECK(tf::io::read_tfrecords(both, compression) ==
+              std::vector<std::string>{"first", "second", "third"});
+        write_file(both, read_file(a) + "trailing garbage");
+        CHECK_THROWS_AS(tf::io::read_tfrecords(both, compression), tf::errors::DataLossError);
+    }
+}
+
 TEST_CASE("a huge length that passes its CRC does not allocate before failing",
           "[io][tfrecord][corrupt]") {
     const std::string path = temp_dir("huge") + "/h.tfrecord";

@@ -354,6 +354,50 @@ TEST_CASE("bad summary arguments raise InvalidArgumentError naming tag and shape
     CHECK(tf::summary::summary_iterator(w.path()).size() == 1);  // nothing bad was written
 }
 
+namespace {
+std::vector<std::string> warnings;
+void keep_warning(tf::logging::Level level, std::string_view message) {
+    if (level == tf::logging::WARN) warnings.emplace_back(message);
+}
+}  // namespace
+
+// A writer killed mid-append leaves a partial last record: every complete event still reads back,
+// the torn tail is logged (or raised on request), and a corrupt record inside stays an error.
+TEST_CASE("a torn last record: the complete events read back", "[summary][torn]") {
+    auto w = tf::summary::create_file_writer(temp_dir("torn"));
+    for (int i = 0; i < 50; ++i) w.scalar("loss", i, i);
+    w.close();
+    const auto whole = tf::summary::summary_iterator(w.path());
+    REQUIRE(whole.size() == 51);
+    const auto size = fs::file_size(w.path());
+    const std::string bytes = [&] {
+        std::ifstream in(w.path(), std::ios::binary);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    }();
+    // Cut inside the last record's footer, its data and its header (a scalar event's record is
+    // about 30 bytes).
+    for (const std::size_t cut : {std::size_t{1}, std::size_t{3}, std::size_t{10}, std::size_t{20}}) {
+        fs::resize_file(w.path(), size - cut);
+        warnings.clear();
+        tf::logging::set_sink(keep_warning);
+        const auto events = tf::summary::summary_iterator(w.path());
+        tf::logging::set_sink(nullptr);
+        CHECK(events.size() == 50);
+        CHECK(events.back().step == 48);
+        REQUIRE(warnings.size() == 1);
+        CHECK_THAT(warnings[0], Catch::Contains(w.path()) && Catch::Contains("truncated") &&
+                                    Catch::Contains("50 complete events"));
+        CHECK_THROWS_AS(tf::summary::summary_iterator(w.path(), tf::summary::TornTail::raise),
+                        tf::errors::DataLossError);
+        std::ofstream(w.path(), std::ios::binary | std::ios::trunc) << bytes;
+    }
+    // A flipped byte in a complete record is corruption, not a torn tail.
+    std::string corrupt = bytes;
+    corrupt[bytes.size() / 2] ^= 0x20;
+    std::ofstream(w.path(), std::ios::binary | std::ios::trunc) << corrupt;
+    CHECK_THROWS_AS(tf::summary::summary_iterator(w.path()), tf::errors::DataLossError);
+}
+
 TEST_CASE("default writer, record_if and name scopes", "[summary][default]") {
     CHECK_FALSE(tf::summary::scalar("nowhere", 1.0, 0));  // no default writer
     const std::string dir = temp_dir("default");
