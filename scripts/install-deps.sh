@@ -13,6 +13,7 @@ packages=(
     libopenmpi-dev openmpi-bin
     python3 python3-numpy clang-tools-19
     clang-format-14
+    clang-19 binutils util-linux  # clang++-19 consumer, readelf/nm (abi suite), unshare
 )
 [[ "${1:-}" == "--with-torch" ]] && packages+=(libtorch-dev)
 

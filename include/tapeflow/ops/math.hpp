@@ -10,6 +10,9 @@
 #include <vector>
 
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow {
 
@@ -214,3 +217,5 @@ using tapeflow::matmul;
 }  // namespace linalg
 
 }  // namespace tapeflow
+
+TAPEFLOW_API_END

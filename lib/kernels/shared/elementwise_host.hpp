@@ -11,6 +11,7 @@
 
 #include <tapeflow/core/error.hpp>
 
+#include "core/plugin.hpp"
 #include "kernels/shared/type_sets.hpp"
 #include "ops/dispatch.hpp"
 
@@ -37,7 +38,7 @@ constexpr DTypeSet dtypes_of(TypeSet k) {
 }
 
 /// A broadcast with more than kMaxDims dimensions after merging (UnimplementedError).
-[[noreturn]] void throw_too_many_dims(const KernelContext& ctx);
+[[noreturn]] TAPEFLOW_PLUGIN_API void throw_too_many_dims(const KernelContext& ctx);
 
 // ---- broadcast plans ----
 
