@@ -3,6 +3,8 @@
 
 #include <tapeflow/core/error.hpp>
 
+#include "kernels/isa/dispatch.hpp"
+
 namespace tapeflow {
 
 void KernelRegistry::add(Op op, DeviceType device, KernelFn fn, DTypeSet dtypes) {
@@ -35,7 +37,7 @@ KernelFn KernelRegistry::find(Op op, Device device, DType dtype) const {
 const KernelRegistry& kernel_registry() {
     static const KernelRegistry registry = [] {
         KernelRegistry r;
-        register_cpu_kernels(r);
+        cpu_isa::register_kernels(r);  // the kernel set for this CPU (lib/kernels/isa)
 #ifdef TAPEFLOW_HAVE_CUDA
         register_cuda_kernels(r);
 #endif
