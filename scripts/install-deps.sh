@@ -13,7 +13,8 @@ packages=(
     libopenmpi-dev openmpi-bin
     python3 python3-numpy clang-tools-19
     clang-format-14
-    clang-19 binutils util-linux  # clang++-19 consumer, readelf/nm (abi suite), unshare
+    clang-19 binutils util-linux qemu-user  # clang++-19 consumer, readelf/nm (abi suite), unshare
+    # binutils: ld/nm/objcopy make the per-ISA kernel objects; qemu-user runs the Nehalem suite
 )
 [[ "${1:-}" == "--with-torch" ]] && packages+=(libtorch-dev)
 

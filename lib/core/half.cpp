@@ -7,11 +7,30 @@
 #include <cmath>
 #include <cstdint>
 
+// The library is built for the baseline x86-64, where _Float16 converts in software (libgcc);
+// x86-64-v3 CPUs have F16C, one instruction each way, picked at load (an ifunc).
+#if defined(__x86_64__)
+#define TAPEFLOW_F16C_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define TAPEFLOW_F16C_CLONES
+#endif
+
 namespace tapeflow {
+namespace {
 
-Half::Half(float value) : bits(std::bit_cast<uint16_t>(static_cast<_Float16>(value))) {}
+TAPEFLOW_F16C_CLONES uint16_t half_bits(float value) {
+    return std::bit_cast<uint16_t>(static_cast<_Float16>(value));
+}
 
-Half::operator float() const { return static_cast<float>(std::bit_cast<_Float16>(bits)); }
+TAPEFLOW_F16C_CLONES float half_value(uint16_t bits) {
+    return static_cast<float>(std::bit_cast<_Float16>(bits));
+}
+
+}  // namespace
+
+Half::Half(float value) : bits(half_bits(value)) {}
+
+Half::operator float() const { return half_value(bits); }
 
 BFloat16::BFloat16(float value) {
     const auto u = std::bit_cast<uint32_t>(value);

@@ -9,13 +9,19 @@
 namespace tapeflow {
 namespace {
 
+// The element count, or -1 when a dimension is -1 (unknown).
 int64_t checked_num_elements(const std::vector<int64_t>& dims) {
     int64_t n = 1;
+    bool unknown = false;
     for (std::size_t i = 0; i < dims.size(); ++i) {
+        if (dims[i] == -1) {
+            unknown = true;
+            continue;
+        }
         if (dims[i] < 0) {
             throw errors::InvalidArgumentError(fmt::format(
-                "Dimension {} of shape [{}] is {}: dimensions must be non-negative", i,
-                fmt::join(dims, ","), dims[i]));
+                "Dimension {} of shape [{}] is {}: dimensions must be non-negative (or -1, "
+                "unknown)", i, fmt::join(dims, ","), dims[i]));
         }
         if (dims[i] != 0 && n > INT64_MAX / dims[i]) {
             throw errors::InvalidArgumentError(fmt::format(
@@ -23,7 +29,7 @@ int64_t checked_num_elements(const std::vector<int64_t>& dims) {
         }
         n *= dims[i];
     }
-    return n;
+    return unknown ? -1 : n;
 }
 
 }  // namespace

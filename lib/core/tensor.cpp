@@ -20,7 +20,21 @@ int64_t next_unique_id() {
     return counter.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
+namespace {
+
+// A tensor needs every dimension; only reshape's shape may hold a -1.
+void check_fully_defined(const Shape& shape) {
+    if (shape.num_elements() < 0) {
+        throw errors::InvalidArgumentError(fmt::format(
+            "Shape {} has an unknown dimension (-1): a tensor needs every dimension (only reshape "
+            "infers a -1)", shape.debug_string()));
+    }
+}
+
+}  // namespace
+
 Tensor Tensor::empty(Shape shape, DType dtype, Device device) {
+    check_fully_defined(shape);
     const std::size_t nbytes = checked_nbytes(shape, dtype, device);
     auto impl = std::allocate_shared<TensorImpl>(SmallBlockAllocator<TensorImpl>());
     try {
@@ -38,6 +52,7 @@ Tensor Tensor::empty(Shape shape, DType dtype, Device device) {
 }
 
 Tensor Tensor::view(std::shared_ptr<Storage> storage, std::size_t offset, Shape shape, DType dtype) {
+    check_fully_defined(shape);
     const Device device = storage ? storage->device() : Device::cpu();
     const std::size_t nbytes = checked_nbytes(shape, dtype, device);
     // Written so that no sum can wrap: the view's bytes must lie inside the storage.

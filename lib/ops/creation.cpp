@@ -34,6 +34,7 @@ namespace detail {
 
 Tensor make_constant(const void* values, DType src_dtype, std::size_t count, const Shape& shape,
                      std::optional<DType> dtype) {
+    if (shape.num_elements() < 0) Tensor::empty(shape, src_dtype);  // throws its error
     const auto n = static_cast<std::size_t>(shape.num_elements());
     if (count != n && count != 1) {
         throw errors::InvalidArgumentError(fmt::format(

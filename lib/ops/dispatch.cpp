@@ -4,6 +4,7 @@
 #include <tapeflow/core/error.hpp>
 
 #include "core/backend.hpp"
+#include "kernels/isa/dispatch.hpp"
 
 namespace tapeflow {
 
@@ -45,7 +46,7 @@ KernelRegistry& mutable_kernel_registry() {
     // lookups of CPU kernels on other threads.
     static KernelRegistry registry = [] {
         KernelRegistry r;
-        register_cpu_kernels(r);
+        cpu_isa::register_kernels(r);  // the kernel set for this CPU (lib/kernels/isa)
         return r;
     }();
     return registry;

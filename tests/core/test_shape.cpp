@@ -34,13 +34,30 @@ TEST_CASE("shape printing", "[shape]") {
 }
 
 TEST_CASE("bad shapes and axes raise InvalidArgumentError", "[shape][errors]") {
-    CHECK_THROWS_AS((tf::Shape{2, -1}), tf::errors::InvalidArgumentError);
+    CHECK_THROWS_WITH((tf::Shape{2, -2}), Catch::Contains("Dimension 1") && Catch::Contains("-2"));
     CHECK_THROWS_WITH((tf::Shape{2, -3}), Catch::Contains("Dimension 1") && Catch::Contains("-3"));
     CHECK_THROWS_AS((tf::Shape{INT64_MAX, 4}), tf::errors::InvalidArgumentError);
     tf::Shape s{2, 3};
     CHECK_THROWS_AS(s[2], tf::errors::InvalidArgumentError);
     CHECK_THROWS_AS(s[-3], tf::errors::InvalidArgumentError);
     CHECK_THROWS_WITH(s[5], Catch::Contains("axis 5 is out of bounds"));
+}
+
+TEST_CASE("a -1 dimension is unknown: reshape infers it, no tensor has it", "[shape][errors]") {
+    const tf::Shape s{3, -1};
+    CHECK(s.num_elements() == -1);
+    CHECK(s.rank() == 2);
+    CHECK(s[1] == -1);
+    CHECK(tf::Shape{-1}.num_elements() == -1);
+    CHECK(tf::Shape{0, -1}.num_elements() == -1);
+    const auto unknown = Catch::Contains("Shape [3,-1] has an unknown dimension (-1)");
+    CHECK_THROWS_AS(tf::zeros(s), tf::errors::InvalidArgumentError);
+    CHECK_THROWS_WITH(tf::zeros(s), unknown);
+    CHECK_THROWS_WITH(tf::fill(s, 1.0), unknown);
+    CHECK_THROWS_WITH(tf::random::normal(s), unknown);
+    CHECK_THROWS_WITH(tf::constant(std::vector<float>{1, 2, 3}, s), unknown);
+    CHECK_THROWS_WITH(tf::Tensor::empty(s, tf::float32), unknown);
+    CHECK_THROWS_AS(tf::broadcast_to(tf::zeros({3, 1}), s), tf::errors::InvalidArgumentError);
 }
 
 TEST_CASE("broadcasting follows NumPy", "[shape]") {

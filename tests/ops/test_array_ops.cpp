@@ -279,6 +279,22 @@ TEST_CASE("reshape infers -1 as TensorFlow does, also next to zero sizes", "[arr
     CHECK(tf::reshape(tf::zeros({2, 0, 3}), {0, 3, 2}).shape() == tf::Shape{0, 3, 2});
 }
 
+TEST_CASE("reshape takes a tf::Shape with one -1", "[array]") {
+    const tf::Tensor x = tf::range(0.f, 6.f);
+    const tf::Tensor y = tf::reshape(x, tf::Shape{3, -1});
+    CHECK(y.shape() == tf::Shape{3, 2});
+    CHECK(y.to_vector<float>() == x.to_vector<float>());
+    CHECK(tf::reshape(x, tf::Shape{-1}).shape() == tf::Shape{6});
+    CHECK(tf::reshape(x, tf::Shape{-1, 1, 3}).shape() == tf::Shape{2, 1, 3});
+    CHECK(tf::reshape(tf::zeros({0, 6}), tf::Shape{0, -1}).shape() == tf::Shape{0, 6});
+    // The gradient flows back to x's shape.
+    tf::GradientTape tape;
+    tape.watch(x);
+    const tf::Tensor g = tape.gradient(tf::reshape(x, tf::Shape{-1, 2}) * 2.f, x).dense();
+    CHECK(g.shape() == tf::Shape{6});
+    CHECK(g.to_vector<float>() == std::vector<float>(6, 2.f));
+}
+
 TEST_CASE("transpose matches the reference for every dtype and path", "[array]") {
     const std::vector<std::pair<Dims, Dims>> cases = {
         {{3, 5}, {1, 0}},                    // 2-D blocked
@@ -826,6 +842,14 @@ TEST_CASE("reshape errors", "[array][errors]") {
     CHECK_THROWS_MATCHES(tf::reshape(x, {-1, -1}),
                          tf::errors::InvalidArgumentError,
                          Message("Only one input size may be -1, not both 0 and 1 [Op:Reshape]"));
+    CHECK_THROWS_MATCHES(tf::reshape(x, tf::Shape{-1, -1}),
+                         tf::errors::InvalidArgumentError,
+                         Message("Only one input size may be -1, not both 0 and 1 [Op:Reshape]"));
+    CHECK_THROWS_MATCHES(
+        tf::reshape(x, tf::Shape{4, -1}),
+        tf::errors::InvalidArgumentError,
+        Message("Input to reshape is a tensor with 6 values, but the requested shape "
+                "requires a multiple of 4 [Op:Reshape]"));
     CHECK_THROWS_MATCHES(tf::reshape(x, Dims{3, -2}),
                          tf::errors::InvalidArgumentError,
                          Message("Size 1 must be non-negative, not -2 [Op:Reshape]"));

@@ -14,7 +14,7 @@ TAPEFLOW_API_BEGIN
 namespace tapeflow {
 
 /// Dimensions of a tensor. A default-constructed Shape has rank 0 (a scalar, one element).
-/// Dimensions must be >= 0 (a 0 makes an empty tensor); a negative one throws InvalidArgumentError.
+/// Dimensions are >= 0 (0: an empty tensor) or -1, unknown: reshape infers it, no tensor has it.
 ///
 ///     tf::Shape s{2, 3};   s.rank() == 2, s.num_elements() == 6, s[-1] == 3
 class Shape {
@@ -24,7 +24,7 @@ public:
     Shape(std::vector<int64_t> dims);  // NOLINT(google-explicit-constructor): Shape is a value list
 
     int64_t rank() const { return static_cast<int64_t>(dims_.size()); }
-    /// Product of the dims (1 for a scalar).
+    /// Product of the dims (1 for a scalar); -1 when a dimension is -1 (unknown).
     int64_t num_elements() const { return num_elements_; }
     /// Dimension `axis`; a negative axis counts from the end. Out of range throws InvalidArgumentError.
     int64_t operator[](int64_t axis) const;

@@ -20,8 +20,8 @@ namespace tapeflow {
 /// sharing x's storage. A different element count raises InvalidArgumentError ("Input to reshape
 /// is a tensor with 6 values, but the requested shape has 8 [Op:Reshape]").
 Tensor reshape(const Tensor& x, const Shape& shape);
-/// As above, with the shape as a list that may hold one -1 (a tf::Shape cannot: its dimensions
-/// are non-negative). `reshape(x, {3, -1})` picks this overload.
+/// As above, with the shape as a list, also with one -1; `reshape(x, {3, -1})` picks this
+/// overload (a braced list), `reshape(x, tf::Shape{3, -1})` the one above, with the same result.
 Tensor reshape(const Tensor& x, std::vector<int64_t> shape);
 Tensor reshape(const Tensor& x, std::initializer_list<int64_t> shape);
 /// Permutes the axes: output axis i is input axis perm[i]; the default reverses them. `perm` must
