@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <fmt/format.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -182,6 +183,12 @@ RecordFileReader::RecordFileReader(std::string path, Compression compression)
     : path_(std::move(path)), compression_(compression) {
     file_ = std::fopen(path_.c_str(), "rb");
     if (file_ == nullptr) io_error("cannot open", path_);
+    struct stat info {};
+    if (::fstat(::fileno(file_), &info) == 0 && S_ISDIR(info.st_mode)) {  // fopen succeeds on one
+        std::fclose(file_);
+        throw errors::InvalidArgumentError(fmt::format(
+            "cannot read records from {}: it is a directory, not a record file", path_));
+    }
     if (std::fseek(file_, 0, SEEK_END) == 0) {
         const long size = std::ftell(file_);
         file_size_ = size > 0 ? static_cast<uint64_t>(size) : 0;
