@@ -1,5 +1,6 @@
-// tf::random: seed resolution (TensorFlow's global seed + op seed rules) and the random ops.
-// The kernels only see a Philox key and a call number; every rule about seeds lives here.
+// tf::random: seed resolution (TensorFlow 2 eager's global seed + op seed rules), the blocks each
+// call reserves, and the random ops. The kernels only see the seed pair and the generator offset;
+// every rule about seeds lives here.
 #include <tapeflow/random.hpp>
 
 #include <map>
@@ -46,6 +47,7 @@ Attrs next_stream(Op op, DType dtype, std::optional<uint64_t> op_seed, uint64_t 
     const std::lock_guard lock(s.mutex);
     uint64_t seed = 0;
     uint64_t seed2 = 0;
+    const bool seeded = s.global_seed.has_value() || op_seed.has_value();
     if (s.global_seed) {
         seed = *s.global_seed % kMaxInt32;
         seed2 = (op_seed ? *op_seed : s.op_seeds.randint_int31()) % kMaxInt32;
@@ -56,13 +58,14 @@ Attrs next_stream(Op op, DType dtype, std::optional<uint64_t> op_seed, uint64_t 
         std::random_device device;
         seed = (static_cast<uint64_t>(device()) << 32) | device();
         seed2 = (static_cast<uint64_t>(device()) << 32) | device();
-        return Attrs().set("seed", static_cast<int64_t>(seed)).set("seed2", static_cast<int64_t>(seed2))
-            .set("offset", int64_t{0});
     }
-    if (seed == 0 && seed2 == 0) seed2 = kMaxInt32;  // (0, 0) would mean "random" to the kernel
-    uint64_t& used = s.reserved[KernelKey{op, dtype, seed, seed2}];
-    const uint64_t offset = used;
-    used += blocks;
+    uint64_t offset = 0;  // random seeds never repeat: nothing to remember (the map must not grow)
+    if (seeded) {
+        if (seed == 0 && seed2 == 0) seed2 = kMaxInt32;  // (0, 0) would mean "random" to the kernel
+        uint64_t& used = s.reserved[KernelKey{op, dtype, seed, seed2}];
+        offset = used;
+        used += blocks;
+    }
     return Attrs()
         .set("seed", static_cast<int64_t>(seed))
         .set("seed2", static_cast<int64_t>(seed2))
