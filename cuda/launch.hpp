@@ -40,18 +40,18 @@ cudaError_t fill_bits(void* out, int64_t n, uint64_t pattern, int element_size, 
 
 enum class Distribution { uniform, normal, truncated_normal };
 
-/// The Philox stream (key, call) and the affine step a + b * sample: for uniform a = minval, b =
-/// maxval - minval; for the normals a = mean, b = stddev. Integer uniforms: int_lo + [0,
-/// int_range).
+/// The generator position (TensorFlow's seed pair, then `offset` blocks on) and the affine step
+/// rnd * scale + shift in the output's format (uniform: maxval - minval and minval; the normals:
+/// stddev and mean). Integer uniforms: int_lo + [0, int_range).
 struct RandomParams {
     Distribution distribution = Distribution::uniform;
-    uint64_t key = 0, call = 0;
-    double a = 0, b = 1;
+    uint64_t seed = 0, seed2 = 0, offset = 0;
+    double scale = 1, shift = 0;
     int64_t int_lo = 0;
     uint64_t int_range = 1;
 };
 
-/// Element i of the distribution for i < n, in any float or int32/int64 `elem`.
+/// The first n outputs of the distribution, in any float or int32/int64 `elem` (the CPU's numbers).
 cudaError_t random(void* out, int64_t n, Elem elem, const RandomParams& params, cudaStream_t stream);
 
 /// out's row i = in's row perm[i] (perm: rows int64s on the device), for random_shuffle.

@@ -10,6 +10,7 @@
 #include "cuda_backend.hpp"
 #include "ops_cuda.hpp"
 #include "kernels/shared/philox.hpp"
+#include "kernels/shared/random_attrs.hpp"
 
 namespace tapeflow {
 namespace cuda_ops {
@@ -101,44 +102,39 @@ void shape_kernel(const KernelContext& ctx) {
                                          y.nbytes());
 }
 
-cuda_launch::RandomParams random_params(const KernelContext& ctx) {
-    cuda_launch::RandomParams p;
-    p.key = static_cast<uint64_t>(ctx.attrs.get<int64_t>("key"));
-    p.call = static_cast<uint64_t>(ctx.attrs.get<int64_t>("call"));
-    return p;
-}
-
 // The attrs are read as the CPU kernel reads them (random_cpu.cpp), the sampling is shared.
 template <cuda_launch::Distribution D>
 void random_kernel(const KernelContext& ctx) {
+    constexpr auto kDist = D == cuda_launch::Distribution::uniform  ? philox::Dist::uniform
+                           : D == cuda_launch::Distribution::normal ? philox::Dist::normal
+                                                                    : philox::Dist::truncated_normal;
     const Tensor& y = ctx.outputs[0];
-    cuda_launch::RandomParams p = random_params(ctx);
+    cuda_launch::RandomParams p;
     p.distribution = D;
-    if constexpr (D == cuda_launch::Distribution::uniform) {
-        p.a = ctx.attrs.get<double>("minval");
-        const double hi = ctx.attrs.get<double>("maxval");
-        p.b = hi - p.a;
-        p.int_lo = static_cast<int64_t>(p.a);
-        p.int_range = static_cast<uint64_t>(static_cast<int64_t>(hi) - p.int_lo);
+    p.seed = static_cast<uint64_t>(ctx.attrs.get<int64_t>("seed"));
+    p.seed2 = static_cast<uint64_t>(ctx.attrs.get<int64_t>("seed2"));
+    p.offset = static_cast<uint64_t>(ctx.attrs.get<int64_t>("offset"));
+    if (y.dtype() == DType::int32 || y.dtype() == DType::int64) {
+        const random_attrs::IntRange range = random_attrs::int_range(ctx.attrs);
+        p.int_lo = range.lo;
+        p.int_range = range.range;
     } else {
-        p.a = ctx.attrs.get<double>("mean");
-        p.b = ctx.attrs.get<double>("stddev");
+        const philox::Affine affine = random_attrs::affine(ctx.attrs, kDist, random_attrs::format(y.dtype()));
+        p.scale = affine.scale;
+        p.shift = affine.shift;
     }
     TAPEFLOW_CUDA_CHECK(cuda_launch::random(y.mutable_raw_data(), y.num_elements(),
                                             elem_of(y.dtype()), p, stream_of(ctx)));
 }
 
-// The permutation depends on the seeds and the row count only: drawn on the host with the CPU's
-// function, copied up (asynchronously), and the rows gathered on the device.
+// The permutation depends on the generator and the row count only: drawn on the host with the
+// CPU's function, copied up (asynchronously), and the rows gathered on the device.
 void random_shuffle_kernel(const KernelContext& ctx) {
     const Tensor& x = ctx.inputs[0];
     const int64_t rows = x.rank() == 0 ? 1 : x.shape()[0];
     if (rows == 0 || x.nbytes() == 0) return;
-    const cuda_launch::RandomParams p = random_params(ctx);
-    const philox::Stream s{philox::Key{{static_cast<uint32_t>(p.key), static_cast<uint32_t>(p.key >> 32)}},
-                           p.call};
-    std::vector<int64_t> perm(static_cast<std::size_t>(rows));
-    philox::shuffle_permutation(s, rows, perm.data());
+    const std::vector<int64_t> perm =
+        philox::shuffle_permutation(random_attrs::generator(ctx.attrs), rows, x.num_elements());
     const Tensor device_perm = Tensor::empty(Shape{rows}, DType::int64, ctx.device);
     cuda_backend().copy(device_perm.mutable_raw_data(), ctx.device, perm.data(),
                                          Device::cpu(), perm.size() * sizeof(int64_t));

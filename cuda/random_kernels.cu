@@ -1,36 +1,43 @@
-// CUDA kernels of the random ops: the same per-element Philox functions and affine step as the CPU
-// kernels (lib/kernels/shared/philox.hpp, exact_math.hpp), so seeded ops give the CPU's bits on the
-// GPU in every dtype. random_shuffle: the permutation comes from the host, the rows move here.
+// CUDA kernels of the random ops: one thread per output group, through the same group functions as
+// the CPU kernels (lib/kernels/shared/distributions.hpp), so seeded ops give the CPU's (TensorFlow's CPU
+// kernels') bits on the GPU in every dtype. random_shuffle: the permutation comes from the host, the
+// rows move here.
 #include "device_common.cuh"
-#include "kernels/shared/philox.hpp"
+#include "kernels/shared/distributions.hpp"
 
 namespace tapeflow::cuda_launch {
 namespace {
 
+__device__ philox::Dist dist_of(Distribution d) {
+    return d == Distribution::uniform  ? philox::Dist::uniform
+           : d == Distribution::normal ? philox::Dist::normal
+                                       : philox::Dist::truncated_normal;
+}
+
 template <class T>
-__global__ void sample_kernel(T* out, int64_t n, RandomParams p, philox::Stream s) {
-    const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const auto index = static_cast<uint64_t>(i);
-    if constexpr (std::is_integral_v<T>) {  // uniform integers in [lo, lo + range)
-        out[i] = static_cast<T>(p.int_lo + static_cast<int64_t>(philox::uniform_int_at(s, index, p.int_range)));
+__global__ void sample_kernel(T* out, int64_t n, RandomParams p, philox::Generator gen) {
+    const int64_t g = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    constexpr int kGroup = philox::group_size(sizeof(T) == 8);
+    const int64_t first = g * kGroup;
+    if (first >= n) return;
+    const auto group = static_cast<uint64_t>(g);
+    if constexpr (std::is_integral_v<T>) {
+        T values[4];
+        philox::uniform_int_group<T>(gen, group, static_cast<T>(p.int_lo), p.int_range, values);
+        for (int j = 0; j < kGroup && first + j < n; ++j) out[first + j] = values[j];
+    } else if constexpr (std::is_same_v<T, double>) {
+        double values[2];
+        philox::sample_group<double>(dist_of(p.distribution), philox::Format::f64, gen, group, p.scale,
+                                     p.shift, values);
+        for (int j = 0; j < kGroup && first + j < n; ++j) out[first + j] = values[j];
     } else {
-        switch (p.distribution) {
-            case Distribution::uniform:
-                if constexpr (std::is_same_v<T, double>) {
-                    out[i] = philox::affine(p.a, p.b, philox::uniform_double_at(s, index));
-                } else {  // float32 and the 16-bit floats compute in float, like the CPU kernel
-                    out[i] = store<T>(philox::affine(static_cast<float>(p.a), static_cast<float>(p.b),
-                                                     philox::uniform_float_at(s, index)));
-                }
-                break;
-            case Distribution::normal:
-                out[i] = store<T>(philox::affine(p.a, p.b, philox::normal_at(s, index)));
-                break;
-            case Distribution::truncated_normal:
-                out[i] = store<T>(philox::affine(p.a, p.b, philox::truncated_normal_at(s, index)));
-                break;
-        }
+        constexpr philox::Format kFormat = std::is_same_v<T, float>    ? philox::Format::f32
+                                           : std::is_same_v<T, __half> ? philox::Format::f16
+                                                                       : philox::Format::bf16;
+        float values[4];
+        philox::sample_group<float>(dist_of(p.distribution), kFormat, gen, group,
+                                    static_cast<float>(p.scale), static_cast<float>(p.shift), values);
+        for (int j = 0; j < kGroup && first + j < n; ++j) out[first + j] = store<T>(values[j]);  // exact
     }
 }
 
@@ -54,23 +61,21 @@ cudaError_t gather_rows(const void* in, void* out, const int64_t* perm, int64_t 
     return cudaGetLastError();
 }
 
-philox::Stream stream_of(const RandomParams& p) {
-    return philox::Stream{
-        philox::Key{{static_cast<uint32_t>(p.key), static_cast<uint32_t>(p.key >> 32)}}, p.call};
-}
-
 }  // namespace
 
 cudaError_t random(void* out, int64_t n, Elem elem, const RandomParams& params, cudaStream_t stream) {
     if (n == 0) return cudaSuccess;
-    const philox::Stream s = stream_of(params);
-    const unsigned blocks = blocks_for(n, 1);
+    philox::Generator gen = philox::Generator::from_seeds(params.seed, params.seed2);
+    gen.skip(params.offset);
     return visit_elem(elem, [&](auto tag) {
         using T = typename decltype(tag)::type;
         if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, uint8_t>) {
             return cudaErrorInvalidValue;
         } else {
-            sample_kernel<T><<<blocks, kThreads, 0, stream>>>(static_cast<T*>(out), n, params, s);
+            constexpr int kGroup = philox::group_size(sizeof(T) == 8);
+            const int64_t groups = (n + kGroup - 1) / kGroup;
+            sample_kernel<T><<<blocks_for(groups, 1), kThreads, 0, stream>>>(static_cast<T*>(out), n,
+                                                                            params, gen);
             return cudaGetLastError();
         }
     });

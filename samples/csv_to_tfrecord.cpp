@@ -1,12 +1,12 @@
 // From CSV to a trained model through TFRecord, as the TensorFlow tutorial does with pandas and
 // TFRecordWriter: write a CSV, convert each row to a tf.train.Example in a TFRecord file, then
-// train a linear regression from it with TFRecordDataset -> map(parse) -> shuffle -> batch ->
-// prefetch, minimizing the mean squared error with tf::train::GradientDescentOptimizer.
+// read it back with TensorFlow 1's read_and_decode + Coordinator loop, and train a linear regression
+// from it with TFRecordDataset -> map(parse) -> shuffle -> batch -> prefetch, minimizing the mean
+// squared error with tf::train::GradientDescentOptimizer.
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <sstream>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -32,20 +32,48 @@ void write_csv(const std::string& path) {
     }
 }
 
-// CSV rows -> tf.train.Example records (the CSV is read through TextLineDataset too).
+// CSV rows -> tf.train.Example records, the CSV read by tf.data.experimental.CsvDataset (header
+// skipped, four float32 columns, each required).
 void csv_to_tfrecord(const std::string& csv, const std::string& tfrecord) {
+    const tf::Tensor required = tf::constant(std::vector<float>{}, {0});
     tf::io::TFRecordWriter writer(tfrecord);
-    for (const std::string& line : tf::data::TextLineDataset({csv}).skip(1)) {
-        std::vector<float> v;
-        std::stringstream row(line);
-        for (std::string cell; std::getline(row, cell, ',');)
-            v.push_back(std::stof(cell));
+    for (const std::vector<tf::Tensor>& row :
+         tf::data::CsvDataset({csv}, {required, required, required, required}, /*header=*/true)) {
         writer.write(tf::io::Example()
-                         .add_float("features", {v[0], v[1], v[2]})
-                         .add_float("label", {v[3]})
+                         .add_float("features", {row[0].item<float>(), row[1].item<float>(), row[2].item<float>()})
+                         .add_float("label", {row[3].item<float>()})
                          .serialize());
     }
     writer.close();
+}
+
+// TensorFlow 1's queue-era reading loop, line by line on tf::data: string_input_producer's
+// num_epochs is repeat(), the TFRecordReader a TFRecordDataset, shuffle_batch's queue runners the
+// pipeline's own threads; the loop runs until get_next() raises OutOfRangeError, under a
+// Coordinator.
+std::vector<tf::Tensor> read_and_decode(const std::string& serialized) {
+    auto features = tf::io::parse_single_example(serialized, {{"features", {3}}, {"label", {}}});
+    return {features[0], features[1]};
+}
+
+int64_t read_with_coordinator(const std::string& records, int num_epochs) {
+    auto examples = tf::data::TFRecordDataset({records}).repeat(num_epochs).map(read_and_decode);
+    auto batches = tf::train::shuffle_batch(
+        examples, {.batch_size = 100, .capacity = 2000, .min_after_dequeue = 1000, .num_threads = 2, .seed = 1});
+    auto iterator = batches.make_one_shot_iterator();
+    tf::train::Coordinator coord;
+    int64_t seen = 0;
+    try {
+        while (!coord.should_stop()) {
+            const std::vector<tf::Tensor> batch = iterator.get_next();  // sess.run([x, y])
+            seen += batch[0].shape()[0];
+        }
+    } catch (const tf::errors::OutOfRangeError&) {
+        fmt::print("Done reading -- epoch limit reached: {} examples\n", seen);
+    }
+    coord.request_stop();
+    coord.join();
+    return seen;
 }
 
 // One serialized Example -> (features [3], label []).
@@ -64,6 +92,7 @@ int main(int argc, char** argv) {
     const std::string records = (dir / "data.tfrecord").string();
     write_csv(csv);
     csv_to_tfrecord(csv, records);
+    if (read_with_coordinator(records, 2) != 2 * kRows) return 1;
 
     auto dataset = tf::data::TFRecordDataset({records})
                        .map(parse, 2)  // two parser threads, order kept

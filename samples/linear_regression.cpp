@@ -16,12 +16,10 @@ int main() {
     tf::Variable b(tf::zeros({1}), {.name = "b"});
     tf::Variable global_step = tf::train::get_or_create_global_step();
 
-    // learning_rate = 0.5 * 0.9^(global_step / 50), as tf.train.exponential_decay(...,
-    // staircase=True)
-    auto learning_rate = [](int64_t step) {
-        return tf::train::exponential_decay(0.5, step, 50, 0.9, true);
-    };
-    tf::train::GradientDescentOptimizer optimizer(learning_rate);
+    // learning_rate = 0.5 * 0.9^(global_step / 50), as tf.train.exponential_decay(0.5, global_step,
+    // 50, 0.9, staircase=True): given the Variable, it reads the step at every apply
+    tf::train::GradientDescentOptimizer optimizer(
+        tf::train::exponential_decay(0.5, global_step, 50, 0.9, true));
 
     for (int i = 0; i < 300; ++i) {
         auto loss = optimizer.minimize(

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,7 +13,9 @@
 #include <utility>
 #include <vector>
 
+#include <tapeflow/core/error.hpp>
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/data/csv.hpp>
 #include <tapeflow/data/parse_example.hpp>
 #include <tapeflow/data/source.hpp>
 #include <tapeflow/core/export.hpp>
@@ -420,6 +423,36 @@ public:
     Iterator begin() const { return Iterator(make_source()); }
     Sentinel end() const { return {}; }
 
+    /// TF1's iterator (tf.compat.v1.data.make_one_shot_iterator): get_next() returns the next
+    /// element and raises OutOfRangeError ("End of sequence") at the end of input, as
+    /// sess.run(iterator.get_next()) does, so queue-era loops that stop on OutOfRangeError port
+    /// line by line. get_next() may be called from several threads.
+    class OneShotIterator {
+    public:
+        explicit OneShotIterator(detail::SourcePtr<T> source)
+            : state_(std::make_shared<State>(std::move(source))) {}
+
+        T get_next() {
+            const std::lock_guard lock(state_->mutex);
+            if (state_->source) {
+                if (std::optional<T> x = state_->source->next()) return std::move(*x);
+                state_->source.reset();  // the end: its threads stop now
+            }
+            throw errors::OutOfRangeError("End of sequence", "IteratorGetNext");
+        }
+
+    private:
+        struct State {
+            explicit State(detail::SourcePtr<T> s) : source(std::move(s)) {}
+            std::mutex mutex;
+            detail::SourcePtr<T> source;
+        };
+        std::shared_ptr<State> state_;
+    };
+
+    /// Starts an iteration read through get_next().
+    OneShotIterator make_one_shot_iterator() const { return OneShotIterator(make_source()); }
+
     /// Every element of one iteration (at most `limit` when limit >= 0), in order.
     std::vector<T> to_vector(int64_t limit = -1) const {
         std::vector<T> out;
@@ -435,6 +468,12 @@ public:
 private:
     std::shared_ptr<const Factory> make_;
 };
+
+/// tf.compat.v1.data.make_one_shot_iterator(dataset).
+template <class T>
+typename Dataset<T>::OneShotIterator make_one_shot_iterator(const Dataset<T>& dataset) {
+    return dataset.make_one_shot_iterator();
+}
 
 /// A dataset of the given values, in order (tf.data.Dataset.from_tensor_slices of a list).
 template <class T>
@@ -462,6 +501,11 @@ Dataset<std::string> TFRecordDataset(std::vector<std::string> files,
 
 /// The lines of text files, without their line ends ("\n" or "\r\n"), file after file.
 Dataset<std::string> TextLineDataset(std::vector<std::string> files);
+
+/// tf.data.experimental.CsvDataset: the records of CSV files, file after file, each element its
+/// fields as rank-0 tensors (decode_csv's rules; `header` skips each file's first line).
+Dataset<std::vector<Tensor>> CsvDataset(std::vector<std::string> files, std::vector<Tensor> record_defaults,
+                                        bool header = false, io::CsvOptions options = {});
 
 }  // namespace tapeflow::data
 

@@ -24,6 +24,10 @@ struct WriterOptions {
     int max_queue = 10;
     int flush_millis = 120000;
     std::string filename_suffix = "";
+    /// Under mpirun only the chief process (tf::distribute::is_chief()) writes: the writers of the
+    /// others create no file and write nothing (their calls return false). True: every process
+    /// writes its own file (give each its own logdir or filename_suffix).
+    bool every_process = false;
 };
 
 /// One Summary.Value of an event, decoded. `kind` is "scalar", "histogram", "image", "audio",
@@ -47,6 +51,9 @@ struct Event {
     std::string file_version;
     std::string graph_def;
     std::vector<SummaryValue> values;
+    /// A SessionLog event's status: 1 START (TensorBoard then drops the run's data past this step,
+    /// left by a job that was restarted), 2 STOP, 3 CHECKPOINT; 0 for other events.
+    int session_log_status = 0;
 };
 
 class SummaryWriter;

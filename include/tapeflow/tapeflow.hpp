@@ -28,6 +28,8 @@
 #include <tapeflow/io.hpp>
 #include <tapeflow/data.hpp>
 #include <tapeflow/summary.hpp>
+#include <tapeflow/train/coordinator.hpp>
+#include <tapeflow/train/input.hpp>
 #include <tapeflow/train/learning_rate.hpp>
 #include <tapeflow/train/optimizer.hpp>
 #include <tapeflow/train/optimizers.hpp>

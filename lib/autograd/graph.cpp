@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "autograd/graph_signatures.hpp"
 #include "autograd/tape.hpp"
 
 namespace tapeflow {
@@ -94,6 +95,8 @@ Graph GradientTape::graph() const {
                 source.op = variable ? "VarHandleOp" : "Placeholder";
                 source.device = e.in_meta[i].device.str();
                 meta_attrs(source, e.in_meta[i], "dtype");
+                source.attrs["shape"] = shape_text(e.in_meta[i].shape);
+                if (variable) source.attrs["shared_name"] = "s: \"" + source.name + "\"";
                 it = producer.emplace(e.input_ids[i], source.name).first;
                 graph.add_node(std::move(source));
             }
@@ -111,6 +114,20 @@ Graph GradientTape::graph() const {
             if (key == "variable") continue;
             node.attrs[std::string(key)] = attr_text(value);
         }
+        to_tf_signature(e, node, [&](const std::vector<int64_t>& values) {
+            GraphNode c;
+            c.name = unique(e.scope + "Const");
+            c.op = "Const";
+            c.device = node.device;
+            c.attrs["dtype"] = "type: DT_INT32";
+            std::string tensor = fmt::format("tensor {{ dtype: DT_INT32 tensor_shape {{ dim {{ size: {} }} }}",
+                                             values.size());
+            for (int64_t v : values) tensor += fmt::format(" int_val: {}", v);
+            c.attrs["value"] = tensor + " }";
+            c.attrs["_output_shapes"] = fmt::format("list {{ shape {{ dim {{ size: {} }} }} }}", values.size());
+            graph.add_node(c);
+            return c.name;
+        });
         for (std::size_t k = 0; k < e.output_ids.size(); ++k) {
             producer[e.output_ids[k]] = k == 0 ? node.name : fmt::format("{}:{}", node.name, k);
         }

@@ -508,16 +508,25 @@ Variable get_variable(std::string_view name, const GetVariableOptions& options) 
             "reuse=false in VarScope?",
             full));
     }
+    DType dtype = options.dtype;
+    if (const auto given = options.initializer.tensor_dtype()) {  // TensorFlow: the Tensor's dtype
+        if (dtype != DType::float32 && dtype != *given) {
+            throw errors::InvalidArgumentError(fmt::format(
+                "get_variable {}: Initializer type '{}' and explicit dtype '{}' don't match.", full,
+                dtype_name(*given), dtype_name(dtype)));
+        }
+        dtype = *given;
+    }
     Tensor initial;
     if (options.shape) {
-        initial = options.initializer(*options.shape, options.dtype);
+        initial = options.initializer(*options.shape, dtype);
         if (initial.shape() != *options.shape) {
             throw errors::InvalidArgumentError(fmt::format(
                 "get_variable {}: the initializer gave shape {} for shape {}", full,
                 initial.shape().str(), options.shape->str()));
         }
     } else if (options.initializer.is_tensor()) {
-        initial = options.initializer(Shape{}, options.dtype);  // the tensor defines the shape
+        initial = options.initializer(Shape{}, dtype);  // the tensor defines the shape
     } else {
         throw errors::InvalidArgumentError(fmt::format(
             "Shape of a new variable ({}) must be fully defined, but instead was None.", full));

@@ -1,4 +1,5 @@
-// tf::logging: a process-wide level (initialised from TAPEFLOW_MIN_LOG_LEVEL) and a stderr sink
+// tf::logging: a process-wide level (initialised from TAPEFLOW_MIN_LOG_LEVEL, else from TensorFlow's
+// TF_CPP_MIN_LOG_LEVEL, so a ported script's environment keeps working) and a stderr sink
 // with TensorFlow's glog-style line prefix.
 #include <tapeflow/core/logging.hpp>
 
@@ -16,6 +17,7 @@ namespace {
 
 int initial_level() {
     const char* env = std::getenv("TAPEFLOW_MIN_LOG_LEVEL");
+    if (env == nullptr || *env == '\0') env = std::getenv("TF_CPP_MIN_LOG_LEVEL");
     if (env == nullptr || *env == '\0') return INFO;
     switch (std::atoi(env)) {
         case 0: return INFO;

@@ -9,6 +9,7 @@
 
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/data/parse_example.hpp>
+#include <tapeflow/ops/array.hpp>
 
 namespace tapeflow::io {
 namespace {
@@ -262,6 +263,13 @@ std::vector<Tensor> parse_example(const std::vector<std::string>& serialized,
                     spec.shape.debug_string()));
         }
     }
+    return out;
+}
+
+std::vector<Tensor> parse_single_example(const std::string& serialized,
+                                         const std::vector<FixedLenFeature>& features) {
+    std::vector<Tensor> out = parse_example({serialized}, features);
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = reshape(out[i], features[i].shape);
     return out;
 }
 

@@ -73,9 +73,9 @@ std::string Example::serialize() const {
         } else if (const auto* v = std::get_if<std::vector<float>>(&feature)) {
             f.mutable_float_list()->mutable_value()->Add(v->begin(), v->end());
         } else {
-            for (const std::string& s : std::get<std::vector<std::string>>(feature)) {
-                f.mutable_bytes_list()->add_value(s);
-            }
+            // set the kind even for an empty list: TensorFlow writes 12 02 0a 00, not 12 00
+            auto* list = f.mutable_bytes_list();
+            for (const std::string& s : std::get<std::vector<std::string>>(feature)) list->add_value(s);
         }
     }
     // Deterministic: map entries sorted by key, so equal Examples give equal bytes.

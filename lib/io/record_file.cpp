@@ -180,10 +180,11 @@ RecordFileReader::RecordFileReader(std::string path, Compression compression)
     file_ = std::fopen(path_.c_str(), "rb");
     if (file_ == nullptr) io_error("cannot open", path_);
     struct stat info {};
-    if (::fstat(::fileno(file_), &info) == 0 && S_ISDIR(info.st_mode)) {
+    if (::fstat(::fileno(file_), &info) == 0 && S_ISDIR(info.st_mode)) {  // fopen succeeds on one
         std::fclose(file_);
         file_ = nullptr;
-        throw_io_error("cannot read", path_, EISDIR);  // fopen opens a directory; reads then fail
+        throw errors::InvalidArgumentError(fmt::format(
+            "cannot read records from {}: it is a directory, not a record file", path_));
     }
     if (std::fseek(file_, 0, SEEK_END) == 0) {
         const long size = std::ftell(file_);

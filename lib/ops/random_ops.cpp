@@ -1,5 +1,6 @@
-// tf::random: seed resolution (TensorFlow's global seed + op seed rules) and the random ops.
-// The kernels only see a Philox key and a call number; every rule about seeds lives here.
+// tf::random: seed resolution (TensorFlow 2 eager's global seed + op seed rules), the blocks each
+// call reserves, and the random ops. The kernels only see the seed pair and the generator offset;
+// every rule about seeds lives here.
 #include <tapeflow/random.hpp>
 
 #include <map>
@@ -9,25 +10,29 @@
 
 #include "ops/apply.hpp"
 #include "ops/op_families.hpp"
+#include "kernels/shared/python_random.hpp"
 
 namespace tapeflow::random {
 namespace {
 
-// TensorFlow's DEFAULT_GRAPH_SEED: the global seed used when only an op seed is given.
-constexpr uint64_t kDefaultGlobalSeed = 87654321;
+constexpr uint64_t kMaxInt32 = (uint64_t{1} << 31) - 1;  // random_seed.py's _MAXINT32
+// Blocks each output reserves in TensorFlow's stateful kernels (ReserveRandomOutputs(n, 256)).
+constexpr uint64_t kBlocksPerOutput = 256;
 
-uint64_t splitmix64(uint64_t x) {
-    x += 0x9E3779B97F4A7C15ULL;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-}
+// A TensorFlow kernel instance: TF2 eager caches one per op type and attributes, and each keeps its
+// generator between calls.
+struct KernelKey {
+    Op op;
+    DType dtype;
+    uint64_t seed, seed2;
+    auto operator<=>(const KernelKey&) const = default;
+};
 
 struct SeedState {
     std::mutex mutex;
     std::optional<uint64_t> global_seed;
-    uint64_t op_counter = 0;                           // op seeds handed out since set_seed
-    std::map<std::pair<uint64_t, uint64_t>, uint64_t> calls;   // calls so far per (seed, op seed)
+    random_detail::PythonRandom op_seeds;           // the eager context's random.Random(global seed)
+    std::map<KernelKey, uint64_t> reserved;         // blocks each kernel has handed out
 };
 
 SeedState& state() {
@@ -35,32 +40,40 @@ SeedState& state() {
     return s;
 }
 
-// The Philox key and call number for the next op with `op_seed`, recorded as attributes.
-Attrs next_stream(std::optional<uint64_t> op_seed) {
+// TensorFlow's get_seed() and the kernel's reservation: the seed pair of the next `op` call and the
+// generator position after the blocks earlier calls of that kernel reserved, as attributes.
+Attrs next_stream(Op op, DType dtype, std::optional<uint64_t> op_seed, uint64_t blocks) {
     SeedState& s = state();
     const std::lock_guard lock(s.mutex);
     uint64_t seed = 0;
     uint64_t seed2 = 0;
+    const bool seeded = s.global_seed.has_value() || op_seed.has_value();
     if (s.global_seed) {
-        seed = *s.global_seed;
-        seed2 = op_seed ? *op_seed : s.op_counter++;
+        seed = *s.global_seed % kMaxInt32;
+        seed2 = (op_seed ? *op_seed : s.op_seeds.randint_int31()) % kMaxInt32;
     } else if (op_seed) {
-        seed = kDefaultGlobalSeed;
-        seed2 = *op_seed;
-    } else {  // neither seed: non-deterministic, as in TensorFlow
+        seed = kDefaultGraphSeed;
+        seed2 = *op_seed % kMaxInt32;
+    } else {  // neither seed: nondeterministic, as in TensorFlow (which draws both with New64)
         std::random_device device;
         seed = (static_cast<uint64_t>(device()) << 32) | device();
         seed2 = (static_cast<uint64_t>(device()) << 32) | device();
     }
-    // Only seeded streams can repeat; random seeds need no call count (and must not grow the map).
-    const bool seeded = s.global_seed.has_value() || op_seed.has_value();
-    const uint64_t call = seeded ? s.calls[{seed, seed2}]++ : 0;
-    const uint64_t key = splitmix64(seed ^ splitmix64(seed2));
+    uint64_t offset = 0;  // random seeds never repeat: nothing to remember (the map must not grow)
+    if (seeded) {
+        if (seed == 0 && seed2 == 0) seed2 = kMaxInt32;  // (0, 0) would mean "random" to the kernel
+        uint64_t& used = s.reserved[KernelKey{op, dtype, seed, seed2}];
+        offset = used;
+        used += blocks;
+    }
     return Attrs()
-        .set("key", static_cast<int64_t>(key))
-        .set("call", static_cast<int64_t>(call))
         .set("seed", static_cast<int64_t>(seed))
-        .set("seed2", static_cast<int64_t>(seed2));
+        .set("seed2", static_cast<int64_t>(seed2))
+        .set("offset", static_cast<int64_t>(offset));
+}
+
+Attrs next_stream(Op op, const Shape& shape, DType dtype, std::optional<uint64_t> seed) {
+    return next_stream(op, dtype, seed, static_cast<uint64_t>(shape.num_elements()) * kBlocksPerOutput);
 }
 
 void check_float(Op op, DType dtype) {
@@ -80,8 +93,8 @@ void set_seed(uint64_t seed) {
     SeedState& s = state();
     const std::lock_guard lock(s.mutex);
     s.global_seed = seed;
-    s.op_counter = 0;
-    s.calls.clear();
+    s.op_seeds = random_detail::PythonRandom(seed);
+    s.reserved.clear();
 }
 
 std::optional<uint64_t> get_global_seed() {
@@ -95,7 +108,7 @@ Tensor normal(const Shape& shape, double mean, double stddev, DType dtype,
     check_float(Op::random_normal, dtype);
     check_stddev(Op::random_normal, stddev);
     return apply(Op::random_normal, {}, {shape, dtype},
-                 next_stream(seed).set("mean", mean).set("stddev", stddev));
+                 next_stream(Op::random_normal, shape, dtype, seed).set("mean", mean).set("stddev", stddev));
 }
 
 Tensor truncated_normal(const Shape& shape, double mean, double stddev, DType dtype,
@@ -103,7 +116,7 @@ Tensor truncated_normal(const Shape& shape, double mean, double stddev, DType dt
     check_float(Op::truncated_normal, dtype);
     check_stddev(Op::truncated_normal, stddev);
     return apply(Op::truncated_normal, {}, {shape, dtype},
-                 next_stream(seed).set("mean", mean).set("stddev", stddev));
+                 next_stream(Op::truncated_normal, shape, dtype, seed).set("mean", mean).set("stddev", stddev));
 }
 
 Tensor uniform(const Shape& shape, double minval, double maxval, DType dtype,
@@ -119,12 +132,16 @@ Tensor uniform(const Shape& shape, double minval, double maxval, DType dtype,
         op_fail(Op::random_uniform, "Need minval <= maxval: {} > {}", minval, maxval);
     }
     return apply(Op::random_uniform, {}, {shape, dtype},
-                 next_stream(seed).set("minval", minval).set("maxval", maxval));
+                 next_stream(Op::random_uniform, shape, dtype, seed).set("minval", minval).set("maxval", maxval));
 }
 
 Tensor shuffle(const Tensor& value, std::optional<uint64_t> seed) {
     if (!value.defined()) op_fail(Op::random_shuffle, "value is an undefined tensor");
-    return apply(Op::random_shuffle, {value}, {value.shape(), value.dtype()}, next_stream(seed));
+    // TensorFlow's RandomShuffle reserves one word per swap, and nothing when there is nothing to move
+    const int64_t rows = value.rank() == 0 ? 1 : value.shape()[0];
+    const uint64_t blocks = value.num_elements() <= 1 || rows <= 1 ? 0 : (static_cast<uint64_t>(rows) + 2) / 4;
+    return apply(Op::random_shuffle, {value}, {value.shape(), value.dtype()},
+                 next_stream(Op::random_shuffle, value.dtype(), seed, blocks));
 }
 
 }  // namespace tapeflow::random

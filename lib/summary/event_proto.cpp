@@ -279,6 +279,9 @@ std::string serialize_event(const Event& event) {
     } else if (!event.values.empty()) {
         for (const SummaryValue& v : event.values)
             value_to_proto(v, proto.mutable_summary()->add_value());
+    } else if (event.session_log_status != 0) {
+        proto.mutable_session_log()->set_status(
+            static_cast<tensorflow::SessionLog::SessionStatus>(event.session_log_status));
     }
     return proto.SerializeAsString();
 }
@@ -294,6 +297,7 @@ Event parse_event(std::string_view bytes, const std::string& where) {
     out.step = proto.step();
     out.file_version = proto.file_version();
     out.graph_def = proto.graph_def();
+    if (proto.has_session_log()) out.session_log_status = static_cast<int>(proto.session_log().status());
     try {
         for (const auto& v : proto.summary().value())
             out.values.push_back(value_from_proto(v));

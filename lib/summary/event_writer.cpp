@@ -53,17 +53,20 @@ std::string event_file_name(int64_t seconds, const std::string& filename_suffix)
                        filename_suffix.empty() ? ".v2" : filename_suffix);
 }
 
-SummaryWriter::Impl::Impl(const std::string& logdir, WriterOptions opts)
-    : path(make_path(logdir, opts)),
-      options(std::move(opts)),
-      file_(path, io::Compression::none, /*exclusive=*/true) {
+SummaryWriter::Impl::Impl(const std::string& logdir, WriterOptions opts, bool inert_writer)
+    : inert(inert_writer), path(inert ? "" : make_path(logdir, opts)), options(std::move(opts)) {
+    if (inert) {
+        closed_ = true;
+        return;
+    }
+    file_ = std::make_unique<io::RecordFileWriter>(path, io::Compression::none, /*exclusive=*/true);
     // The seconds in the name are the first event's wall time (TF's EventsWriter::Init).
     const std::string stamp = path.substr(path.find("tfevents.") + 9, 10);
     Event first;
     first.wall_time = static_cast<double>(std::stoll(stamp));
     first.file_version = "brain.Event:2";
-    file_.append(serialize_event(first));
-    file_.flush(false);
+    file_->append(serialize_event(first));
+    file_->flush(false);
     thread_ = std::thread([this] { run(); });
 }
 
@@ -81,7 +84,8 @@ void SummaryWriter::Impl::check_open() {
     }
 }
 
-void SummaryWriter::Impl::enqueue(Event event) {
+bool SummaryWriter::Impl::enqueue(Event event) {
+    if (inert) return false;
     std::unique_lock lock(mu_);
     check_open();
     queue_.push_back(std::move(event));
@@ -90,6 +94,7 @@ void SummaryWriter::Impl::enqueue(Event event) {
         lock.unlock();
         wake_.notify_one();
     }
+    return true;
 }
 
 void SummaryWriter::Impl::flush() {
@@ -143,11 +148,11 @@ void SummaryWriter::Impl::run() {
             for (const Event& e : batch)
                 io::append_framed_record(buffer, serialize_event(e));
             batch.clear();
-            file_.append_framed(buffer);
+            file_->append_framed(buffer);
             if (closing) {
-                file_.close();
+                file_->close();
             } else {
-                file_.flush(sync);  // fflush always (TensorBoard reads live); fdatasync on request
+                file_->flush(sync);  // fflush always (TensorBoard reads live); fdatasync on request
             }
         } catch (...) {
             lock.lock();
@@ -155,7 +160,7 @@ void SummaryWriter::Impl::run() {
             closed_ = true;
             synced_.notify_all();
             try {
-                file_.close();
+                file_->close();
             } catch (...) {
             }
             return;

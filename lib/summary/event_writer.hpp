@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -19,25 +20,28 @@
 namespace tapeflow::summary {
 
 struct SummaryWriter::Impl {
-    /// Creates the file named after `now_seconds` and writes its brain.Event:2 record.
-    Impl(const std::string& logdir, WriterOptions options);
+    /// Creates the file named after `now_seconds` and writes its brain.Event:2 record; with `inert`
+    /// (a process that does not write summaries) no file and no thread.
+    Impl(const std::string& logdir, WriterOptions options, bool inert = false);
     ~Impl();
 
-    /// Queues one event; wakes the thread only when max_queue events are pending.
-    void enqueue(Event event);
+    /// Queues one event (false, and nothing, when inert); wakes the thread only when max_queue
+    /// events are pending.
+    bool enqueue(Event event);
     /// Blocks until every event queued before the call is written and synced.
     void flush();
     void close();
     /// Rethrows an error the writer thread hit (disk full, ...); FailedPrecondition once closed.
     void check_open();
 
-    const std::string path;
+    const bool inert;
+    const std::string path;  // empty when inert
     const WriterOptions options;
 
 private:
     void run();
 
-    io::RecordFileWriter file_;
+    std::unique_ptr<io::RecordFileWriter> file_;  // null when inert
     std::mutex mu_;
     std::mutex join_mu_;
     std::condition_variable wake_;    // the writer thread waits on it

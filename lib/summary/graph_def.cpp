@@ -38,7 +38,9 @@ proto::GraphDef to_graph_def(const Graph& graph) {
             (*n->mutable_attr())[key] = std::move(value);
         }
     }
-    def.mutable_versions()->set_producer(1);
+    // TensorFlow 2.12's TF_GRAPH_DEF_VERSION: the release whose op signatures tape.graph() writes
+    // (lib/autograd/graph_signatures.cpp)
+    def.mutable_versions()->set_producer(1394);
     return def;
 }
 

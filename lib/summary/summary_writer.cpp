@@ -6,6 +6,7 @@
 
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/core/logging.hpp>
+#include <tapeflow/distribute.hpp>
 #include <tapeflow/summary.hpp>
 
 #include "io/record_file.hpp"
@@ -33,8 +34,7 @@ bool write_value(SummaryWriter::Impl& w, int64_t step, SummaryValue value) {
     e.wall_time = now_wall_time();
     e.step = step;
     e.values.push_back(std::move(value));
-    w.enqueue(std::move(e));
-    return true;
+    return w.enqueue(std::move(e));
 }
 
 // Runs `fn(writer)` on this thread's default writer; false when there is none.
@@ -73,7 +73,10 @@ bool should_record_summaries() {
 // ---- the writer ----
 
 SummaryWriter create_file_writer(std::string logdir, WriterOptions options) {
-    return SummaryWriter(std::make_shared<SummaryWriter::Impl>(logdir, std::move(options)));
+    // Under mpirun every process runs this line: by default only the chief writes (one loss curve,
+    // not one per process), the others get a writer that writes nothing.
+    const bool inert = !options.every_process && !distribute::is_chief();
+    return SummaryWriter(std::make_shared<SummaryWriter::Impl>(logdir, std::move(options), inert));
 }
 
 SummaryWriter::Impl& SummaryWriter::checked() const {

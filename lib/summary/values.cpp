@@ -93,9 +93,8 @@ SummaryValue scalar_value(std::string tag, const Tensor& value) {
     if (value.num_elements() != 1) {
         bad("scalar", tag, "needs exactly one element, got " + shape_and_dtype(value));
     }
-    // float64 stays float64, everything else becomes float32; always written rank 0, as TF2.
-    const Tensor host =
-        host_as(value, value.dtype() == DType::float64 ? DType::float64 : DType::float32);
+    // Always float32 rank 0, as tf.summary.scalar casts (TensorBoard's data server drops others).
+    const Tensor host = host_as(value, DType::float32);
     SummaryValue v = make(std::move(tag), "scalar", "scalars");
     v.tensor = detail::make_constant(host.raw_data(), host.dtype(), 1, Shape{}, std::nullopt);
     v.scalar_value = host.item<double>();

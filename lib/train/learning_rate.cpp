@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <tapeflow/core/error.hpp>
+#include <tapeflow/train/training_util.hpp>
 
 namespace tapeflow::train {
 namespace {
@@ -32,6 +33,20 @@ double linear_cosine(double learning_rate, int64_t global_step, int64_t decay_st
     const double linear = (d - s) / d + noise;
     const double cosine = 0.5 * (1.0 + std::cos(std::numbers::pi * 2.0 * num_periods * s / d));
     return learning_rate * ((alpha + linear) * cosine + beta);
+}
+
+// A LearningRate that evaluates `decay` at the variable's value each time it is asked.
+template <class F>
+LearningRate reading(const char* function, const Variable& step, F decay) {
+    if (!step.defined() || (step.dtype() != DType::int32 && step.dtype() != DType::int64) ||
+        step.shape().rank() != 0) {
+        throw errors::InvalidArgumentError(fmt::format(
+            "{}: global_step must be an int32 or int64 scalar variable, got {}", function,
+            step.defined() ? fmt::format("'{}' of dtype {} and shape {}", step.name(),
+                                         dtype_name(step.dtype()), step.shape().str())
+                           : std::string("an empty handle")));
+    }
+    return LearningRate([step, decay](int64_t) { return decay(global_step(step)); });
 }
 
 }  // namespace
@@ -149,6 +164,64 @@ double CosineDecay::operator()(int64_t step) const {
 
 double CosineDecayRestarts::operator()(int64_t step) const {
     return cosine_decay_restarts(initial_learning_rate, step, first_decay_steps, t_mul, m_mul, alpha);
+}
+
+LearningRate exponential_decay(double learning_rate, const Variable& global_step, int64_t decay_steps,
+                               double decay_rate, bool staircase) {
+    return reading("exponential_decay", global_step, [=](int64_t step) {
+        return exponential_decay(learning_rate, step, decay_steps, decay_rate, staircase);
+    });
+}
+
+LearningRate piecewise_constant(const Variable& x, std::vector<int64_t> boundaries,
+                                std::vector<double> values) {
+    (void)piecewise_constant(0, boundaries, values);  // the argument checks, at the call as in TF
+    return reading("piecewise_constant", x, [boundaries = std::move(boundaries),
+                                             values = std::move(values)](int64_t step) {
+        return piecewise_constant(step, boundaries, values);
+    });
+}
+
+LearningRate polynomial_decay(double learning_rate, const Variable& global_step, int64_t decay_steps,
+                              double end_learning_rate, double power, bool cycle) {
+    return reading("polynomial_decay", global_step, [=](int64_t step) {
+        return polynomial_decay(learning_rate, step, decay_steps, end_learning_rate, power, cycle);
+    });
+}
+
+LearningRate natural_exp_decay(double learning_rate, const Variable& global_step, int64_t decay_steps,
+                               double decay_rate, bool staircase) {
+    return reading("natural_exp_decay", global_step, [=](int64_t step) {
+        return natural_exp_decay(learning_rate, step, decay_steps, decay_rate, staircase);
+    });
+}
+
+LearningRate inverse_time_decay(double learning_rate, const Variable& global_step, int64_t decay_steps,
+                                double decay_rate, bool staircase) {
+    return reading("inverse_time_decay", global_step, [=](int64_t step) {
+        return inverse_time_decay(learning_rate, step, decay_steps, decay_rate, staircase);
+    });
+}
+
+LearningRate cosine_decay(double learning_rate, const Variable& global_step, int64_t decay_steps,
+                          double alpha) {
+    return reading("cosine_decay", global_step, [=](int64_t step) {
+        return cosine_decay(learning_rate, step, decay_steps, alpha);
+    });
+}
+
+LearningRate cosine_decay_restarts(double learning_rate, const Variable& global_step,
+                                   int64_t first_decay_steps, double t_mul, double m_mul, double alpha) {
+    return reading("cosine_decay_restarts", global_step, [=](int64_t step) {
+        return cosine_decay_restarts(learning_rate, step, first_decay_steps, t_mul, m_mul, alpha);
+    });
+}
+
+LearningRate linear_cosine_decay(double learning_rate, const Variable& global_step, int64_t decay_steps,
+                                 double num_periods, double alpha, double beta) {
+    return reading("linear_cosine_decay", global_step, [=](int64_t step) {
+        return linear_cosine_decay(learning_rate, step, decay_steps, num_periods, alpha, beta);
+    });
 }
 
 }  // namespace tapeflow::train

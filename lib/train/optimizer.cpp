@@ -13,6 +13,7 @@
 #include <tapeflow/core/logging.hpp>
 #include <tapeflow/ops/array.hpp>
 #include <tapeflow/ops/creation.hpp>
+#include <tapeflow/train/training_util.hpp>
 
 #include "autograd/tape.hpp"
 
@@ -112,9 +113,11 @@ std::vector<GradAndVar> Optimizer::compute_gradients(const std::function<Tensor(
 
 void Optimizer::begin_apply(const std::optional<Variable>& global_step) {
     if (global_step) {
-        if (!global_step->defined() || global_step->dtype() != DType::int64 || global_step->shape().rank() != 0) {
+        const bool integer = global_step->defined() &&
+                             (global_step->dtype() == DType::int64 || global_step->dtype() == DType::int32);
+        if (!integer || global_step->shape().rank() != 0) {  // TF1 accepts tf.Variable(0) (int32)
             throw errors::InvalidArgumentError(fmt::format(
-                "global_step must be an int64 scalar variable, got {}",
+                "global_step must be an int32 or int64 scalar variable, got {}",
                 global_step->defined()
                     ? fmt::format("'{}' of dtype {} and shape {}", global_step->name(),
                                   dtype_name(global_step->dtype()), global_step->shape().str())
@@ -126,7 +129,7 @@ void Optimizer::begin_apply(const std::optional<Variable>& global_step) {
         // its creation here) sets it.
         iterations_ = non_slot("iteration", 0.0, DType::int64).value().item<int64_t>();
     }
-    lr_step_ = global_step ? global_step->value().item<int64_t>() : iterations_;
+    lr_step_ = global_step ? train::global_step(*global_step) : iterations_;
     current_lr_ = learning_rate_(lr_step_);
     applied_ = true;
 }
@@ -147,7 +150,9 @@ void Optimizer::end_apply(const std::vector<Variable>& updated, const std::optio
     if (auto it = non_slots_.find("iteration"); it != non_slots_.end()) {
         Variable(it->second).assign(constant(iterations_));  // a handle copy: same variable
     }
-    if (global_step) Variable(*global_step).assign_add(constant(int64_t{1}));  // a handle copy: same variable
+    if (global_step) {  // a handle copy: the same variable
+        Variable(*global_step).assign_add(constant(int64_t{1}, global_step->dtype()));
+    }
 }
 
 void Optimizer::apply_sparse(const Variable& var, const IndexedSlices& grad) {

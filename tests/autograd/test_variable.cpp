@@ -216,5 +216,13 @@ TEST_CASE("get_variable and variable_scope follow TF1", "[variable][tf1]") {
         auto frozen = tf::get_variable("n", {.shape = tf::Shape{1}, .trainable = false});
         CHECK_FALSE(frozen.trainable());
         CHECK_THROWS_AS(tf::get_variable("noshape"), tf::errors::InvalidArgumentError);
+        // TensorFlow: get_variable("i", initializer=tf.constant(2)) is an int32 variable
+        auto from_int = tf::get_variable("i", {.initializer = tf::constant(2)});
+        CHECK(from_int.dtype() == tf::int32);
+        CHECK(from_int.value().item<int>() == 2);
+        CHECK(tf::get_variable("d", {.dtype = tf::float64, .initializer = tf::constant(2.0)}).dtype() ==
+              tf::float64);
+        CHECK_THROWS_WITH(tf::get_variable("bad", {.dtype = tf::float64, .initializer = tf::constant(2)}),
+                          Contains("Initializer type 'int32' and explicit dtype 'float64' don't match"));
     }
 }

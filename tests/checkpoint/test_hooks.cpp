@@ -103,8 +103,15 @@ TEST_CASE("periodic checkpoints by steps, loss summaries and global_step/sec in 
     CHECK(files == std::vector<std::string>{"model.ckpt-0.safetensors", "model.ckpt-10.safetensors",
                                             "model.ckpt-4.safetensors", "model.ckpt-8.safetensors"});
     const auto events = events_in(dir);
-    CHECK(steps_of(events, "loss") == std::vector<int64_t>{0, 3, 6, 9});
+    // TF1's labels: the global step after the run, the first run and every 3 steps after it
+    CHECK(steps_of(events, "loss") == std::vector<int64_t>{1, 4, 7, 10});
     CHECK(steps_of(events, "global_step/sec") == std::vector<int64_t>{5, 10});
+    // and one SessionLog START, at the first summary's step, before it
+    std::vector<int64_t> starts;
+    for (const auto& ev : events) {
+        if (ev.session_log_status == 1) starts.push_back(ev.step);
+    }
+    CHECK(starts == std::vector<int64_t>{1});
 }
 
 TEST_CASE("summaries written inside run() go to checkpoint_dir on summary steps only", "[checkpoint][hooks]") {
@@ -213,6 +220,6 @@ TEST_CASE("hooks used without checkpoint_dir keep one event file", "[checkpoint]
     for (const auto& e : fs::directory_iterator(dir)) files += e.path().filename().string().starts_with("events.out") ? 1 : 0;
     CHECK(files == 1);
     const auto events = events_in(dir);
-    CHECK(steps_of(events, "loss") == std::vector<int64_t>{0, 1, 2, 3});
+    CHECK(steps_of(events, "loss") == std::vector<int64_t>{1, 2, 3, 4});
     CHECK(steps_of(events, "global_step/sec") == std::vector<int64_t>{2, 4});
 }

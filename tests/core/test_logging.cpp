@@ -52,9 +52,11 @@ TEST_CASE("level numbers match the API", "[logging]") {
     CHECK(logging::FATAL == 50);
 }
 
-// Run by the meson test "core-log-env" with TAPEFLOW_MIN_LOG_LEVEL=2 (hidden otherwise).
-TEST_CASE("TAPEFLOW_MIN_LOG_LEVEL sets the initial level", "[.][logenv]") {
+// Run by the meson tests "core-log-env" with TAPEFLOW_MIN_LOG_LEVEL=2 and "core-tf-log-env" with
+// only TensorFlow's TF_CPP_MIN_LOG_LEVEL=3 (hidden otherwise).
+TEST_CASE("TAPEFLOW_MIN_LOG_LEVEL or TF_CPP_MIN_LOG_LEVEL sets the initial level", "[.][logenv]") {
     const char* env = std::getenv("TAPEFLOW_MIN_LOG_LEVEL");
+    if (env == nullptr) env = std::getenv("TF_CPP_MIN_LOG_LEVEL");
     REQUIRE(env != nullptr);
     const int expected[] = {logging::INFO, logging::WARN, logging::ERROR, logging::FATAL};
     CHECK(logging::get_verbosity() == expected[std::atoi(env)]);

@@ -131,6 +131,9 @@ TEST_CASE("TFRecordWriter and TFRecordReader round-trip records", "[io][tfrecord
 
 TEST_CASE("a missing file and a bad compression name raise typed errors", "[io][tfrecord]") {
     CHECK_THROWS_AS(tf::io::TFRecordReader("/nonexistent/x.tfrecord"), tf::errors::NotFoundError);
+    // a directory is not a record file (fopen would open it and read nothing)
+    CHECK_THROWS_AS(tf::io::TFRecordReader("/tmp"), tf::errors::InvalidArgumentError);
+    CHECK_THROWS_WITH(tf::summary::summary_iterator("/tmp"), Catch::Contains("is a directory"));
     CHECK_THROWS_WITH(tf::io::TFRecordWriter("/tmp/x.tfrecord", "LZ4"), Catch::Contains("LZ4"));
     CHECK_THROWS_AS(tf::io::TFRecordWriter("/tmp/x.tfrecord", "LZ4"),
                     tf::errors::InvalidArgumentError);
@@ -298,6 +301,11 @@ TEST_CASE("Example wire bytes follow tf.train.Example", "[io][example]") {
     CHECK(hex(tf::io::Example().add_float("x", {0.5f}).serialize()) ==
           "0a0f0a0d0a017812081206"
           "0a040000003f");
+    // Empty lists keep their kind, as tf.train.Feature(bytes_list=tf.train.BytesList()) serializes:
+    // Feature {bytes_list {}} = 12 02 0a 00 (Python then sees WhichOneof('kind') == 'bytes_list').
+    CHECK(hex(tf::io::Example().add_bytes("b", {}).serialize()) == "0a090a070a016212020a00");
+    CHECK(hex(tf::io::Example().add_int64("i", {}).serialize()) == "0a090a070a016912021a00");
+    CHECK(tf::io::Example::parse(tf::io::Example().add_bytes("b", {}).serialize()).get_bytes("b").empty());
 }
 
 TEST_CASE("Examples in a TFRecord file, as a tf.data pipeline would read them", "[io][example]") {

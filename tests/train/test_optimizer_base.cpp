@@ -106,7 +106,7 @@ TEST_CASE("Adam's beta powers are shared and advance once per apply_gradients", 
     CHECK(values(b)[0] == Approx(before - alpha * m / (std::sqrt(v) + 1e-8)).epsilon(1e-5));
 }
 
-TEST_CASE("global_step: int64 scalar, incremented once per apply; schedules read it", "[train]") {
+TEST_CASE("global_step: int64 or int32 scalar, incremented once per apply; schedules read it", "[train]") {
     tf::Variable v(tf::constant({0.f}), {.name = "v"});
     tf::Variable step(tf::constant(int64_t{10}), {.name = "step", .trainable = false});
     std::vector<int64_t> seen;
@@ -120,9 +120,51 @@ TEST_CASE("global_step: int64 scalar, incremented once per apply; schedules read
     CHECK(seen == std::vector<int64_t>{10, 11, 2});
     CHECK(t::global_step(step) == 12);
     CHECK(opt.iterations() == 3);
-    tf::Variable bad(tf::constant(0), {.name = "bad_step"});
+    tf::Variable small(tf::constant(0), {.name = "int32_step", .trainable = false});  // tf.Variable(0)
+    opt.apply_gradients({{tf::constant({1.f}), v}}, small);
+    CHECK(small.dtype() == tf::int32);
+    CHECK(small.value().item<int>() == 1);
+    tf::Variable bad(tf::constant(0.0f), {.name = "bad_step"});
     CHECK_THROWS_WITH(opt.apply_gradients({{tf::constant({1.f}), v}}, bad),
-                      Contains("global_step must be an int64 scalar variable"));
+                      Contains("global_step must be an int32 or int64 scalar variable"));
+}
+
+TEST_CASE("TF1 decay functions of the global-step Variable decay as the step grows", "[train]") {
+    // tf.compat.v1.train.exponential_decay(0.1, global_step, 1, 0.5) in TF2 eager: a callable read at
+    // every apply. With an int32 tf.Variable(0) as in TF1 scripts.
+    tf::Variable step(tf::constant(0), {.name = "decay_step", .trainable = false});
+    tf::Variable v(tf::constant({0.f}), {.name = "decayed_v"});
+    t::GradientDescentOptimizer opt(t::exponential_decay(0.1, step, 1, 0.5));
+    std::vector<float> after;
+    for (int i = 0; i < 3; ++i) {
+        opt.apply_gradients({{tf::constant({1.f}), v}}, step);
+        after.push_back(v.value().to_vector<float>()[0]);
+    }
+    CHECK(after[0] == Approx(-0.1));
+    CHECK(after[1] == Approx(-0.15));
+    CHECK(after[2] == Approx(-0.175));
+    CHECK(step.value().item<int>() == 3);
+    // each of the eight reads the variable at evaluation time (the step argument is ignored)
+    tf::Variable s64(tf::constant(int64_t{5}), {.name = "decay_step64", .trainable = false});
+    const std::vector<std::pair<t::LearningRate, double>> rates{
+        {t::exponential_decay(1.0, s64, 10, 0.5, true), t::exponential_decay(1.0, 5, 10, 0.5, true)},
+        {t::piecewise_constant(s64, {3, 8}, {1.0, 0.5, 0.1}), 0.5},
+        {t::polynomial_decay(1.0, s64, 10), t::polynomial_decay(1.0, 5, 10)},
+        {t::natural_exp_decay(1.0, s64, 10, 0.5), t::natural_exp_decay(1.0, 5, 10, 0.5)},
+        {t::inverse_time_decay(1.0, s64, 10, 0.5), t::inverse_time_decay(1.0, 5, 10, 0.5)},
+        {t::cosine_decay(1.0, s64, 10), t::cosine_decay(1.0, 5, 10)},
+        {t::cosine_decay_restarts(1.0, s64, 4), t::cosine_decay_restarts(1.0, 5, 4)},
+        {t::linear_cosine_decay(1.0, s64, 10), t::linear_cosine_decay(1.0, 5, 10)}};
+    for (const auto& [rate, expected] : rates) {
+        CHECK_FALSE(rate.is_constant());
+        CHECK(rate(999) == expected);
+    }
+    s64.assign(tf::constant(int64_t{9}));
+    CHECK(rates[1].first(0) == 0.1);
+    CHECK(rates[0].first(0) == t::exponential_decay(1.0, 9, 10, 0.5, true));
+    tf::Variable wrong(tf::constant(1.0f), {.name = "float_step"});
+    CHECK_THROWS_WITH(t::cosine_decay(1.0, wrong, 10), Contains("cosine_decay: global_step must be an int32"));
+    CHECK_THROWS_AS(t::piecewise_constant(s64, {3}, {1.0}), tf::errors::InvalidArgumentError);
 }
 
 TEST_CASE("learning rates: double, schedule object or lambda; current_learning_rate", "[train]") {

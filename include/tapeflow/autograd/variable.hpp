@@ -102,14 +102,21 @@ public:
         requires std::is_invocable_r_v<Tensor, F, const Shape&>
     Initializer(F f) : fn_(std::move(f)) {}  // NOLINT(google-explicit-constructor)
     Tensor operator()(const Shape& shape, DType dtype) const;
-    /// True when built from a Tensor (which then defines the variable's shape).
+    /// True when built from a Tensor (which then defines the variable's shape and dtype).
     bool is_tensor() const { return value_.defined(); }
+    /// The Tensor's dtype, when built from one.
+    std::optional<DType> tensor_dtype() const {
+        return value_.defined() ? std::optional<DType>(value_.dtype()) : std::nullopt;
+    }
 
 private:
     std::function<Tensor(const Shape&)> fn_;
     Tensor value_;
 };
 
+/// `dtype` is the new variable's dtype, except that a Tensor initializer gives its own (as in
+/// TensorFlow, where get_variable("v", initializer=tf.constant(2)) is int32); a dtype other than
+/// float32 that differs from the Tensor's is an InvalidArgumentError.
 struct GetVariableOptions {
     std::optional<Shape> shape;
     DType dtype = DType::float32;

@@ -1,5 +1,5 @@
 // Logging (tf::logging): levelled messages to stderr, formatted with fmt. The initial level comes
-// from TAPEFLOW_MIN_LOG_LEVEL (0-3, like TF_CPP_MIN_LOG_LEVEL). Nothing here aborts: fatal() logs and
+// from TAPEFLOW_MIN_LOG_LEVEL, else TF_CPP_MIN_LOG_LEVEL (0-3). Nothing here aborts: fatal() logs and
 // throws InternalError.
 #pragma once
 

@@ -36,6 +36,11 @@ struct FixedLenFeature {
 std::vector<Tensor> parse_example(const std::vector<std::string>& serialized,
                                   const std::vector<FixedLenFeature>& features);
 
+/// tf.io.parse_single_example: one record's features, each of its FixedLenFeature's shape (no
+/// batch axis); errors as parse_example's.
+std::vector<Tensor> parse_single_example(const std::string& serialized,
+                                         const std::vector<FixedLenFeature>& features);
+
 }  // namespace tapeflow::io
 
 TAPEFLOW_API_END

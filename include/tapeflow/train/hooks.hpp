@@ -79,7 +79,10 @@ private:
 };
 
 /// Writes each step's result (a one-element float tensor) as scalar "loss" every save_steps steps
-/// to an event file in output_dir (shared with the other hooks and the session writing there).
+/// to an event file in output_dir (shared with the other hooks and the session writing there), as
+/// TF1's hook does: on the first run and then once the step passes the last written one by
+/// save_steps, labelled with the global step after the run (1, 101, 201, ... from 0), and a
+/// SessionLog START event at the first run's step.
 struct SummarySaverHookOptions {
     std::string output_dir;
     int64_t save_steps = 100;
@@ -93,8 +96,9 @@ public:
 
 private:
     SummarySaverHookOptions options_;
-    int64_t step_ = 0;              // the global step the current run started at
-    std::shared_ptr<void> writer_;  // keeps the directory's event file open
+    std::optional<int64_t> last_written_;  // the step of the last summary (none before the first run)
+    bool request_ = false;                 // this run's result is to be written
+    std::shared_ptr<void> writer_;         // keeps the directory's event file open
 };
 
 /// Raises NanLossDuringTrainingError ("NaN loss during training.") when a step's result has a NaN

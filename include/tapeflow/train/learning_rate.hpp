@@ -12,6 +12,8 @@
 
 TAPEFLOW_API_BEGIN
 
+#include <tapeflow/autograd/variable.hpp>
+
 namespace tapeflow::train {
 
 /// What an optimizer's learning rate is: a double, or a callable double(int64_t step) (a schedule
@@ -57,6 +59,29 @@ double linear_cosine_decay(double learning_rate, int64_t global_step, int64_t de
 /// added to the linear part (random; `seed` makes it reproducible).
 double noisy_linear_cosine_decay(double learning_rate, int64_t global_step, int64_t decay_steps,
                                  double initial_variance = 1.0, double variance_decay = 0.55,
+                                 double num_periods = 0.5, double alpha = 0.0, double beta = 0.001);
+
+// ---- TF1 decay functions of the global-step Variable ----
+// As tf.compat.v1.train.*_decay in TensorFlow 2 eager, which return a callable: the LearningRate
+// reads `global_step` (an int32 or int64 scalar Variable) at every evaluation, so an optimizer given
+// it decays as the step grows. InvalidArgumentError for another dtype or shape.
+
+LearningRate exponential_decay(double learning_rate, const Variable& global_step, int64_t decay_steps,
+                               double decay_rate, bool staircase = false);
+LearningRate piecewise_constant(const Variable& x, std::vector<int64_t> boundaries,
+                                std::vector<double> values);
+LearningRate polynomial_decay(double learning_rate, const Variable& global_step, int64_t decay_steps,
+                              double end_learning_rate = 0.0001, double power = 1.0, bool cycle = false);
+LearningRate natural_exp_decay(double learning_rate, const Variable& global_step, int64_t decay_steps,
+                               double decay_rate, bool staircase = false);
+LearningRate inverse_time_decay(double learning_rate, const Variable& global_step, int64_t decay_steps,
+                                double decay_rate, bool staircase = false);
+LearningRate cosine_decay(double learning_rate, const Variable& global_step, int64_t decay_steps,
+                          double alpha = 0.0);
+LearningRate cosine_decay_restarts(double learning_rate, const Variable& global_step,
+                                   int64_t first_decay_steps, double t_mul = 2.0, double m_mul = 1.0,
+                                   double alpha = 0.0);
+LearningRate linear_cosine_decay(double learning_rate, const Variable& global_step, int64_t decay_steps,
                                  double num_periods = 0.5, double alpha = 0.0, double beta = 0.001);
 
 // ---- schedule objects (Keras' parameters in Keras' order), each usable as a LearningRate ----

@@ -1,9 +1,8 @@
 // log, sin and cos in double that give the same bits on the host and on a CUDA device, for the
 // random generators (seeded numbers must not depend on the device). fdlibm's algorithms (< 1 ulp)
 // written with IEEE basic operations only, each product rounded on its own: g++ contracts a * b + c
-// into an fma even with -std=c++20 (C++ has no ISO fp-contract mode in GCC) and nvcc does by
-// default, so every product goes through exact::mul (device: __dmul_rn, never fused; host: a
-// register barrier).
+// into an fma even with -std=c++20 (C++ has no ISO fp-contract mode in GCC) and nvcc does by default,
+// so every product goes through exact::mul (device: __dmul_rn, never fused; host: a register barrier).
 #pragma once
 
 #include <cmath>
@@ -159,25 +158,19 @@ TAPEFLOW_HD inline double product_error(double a, double b, double product) {
     return ((mul(a_hi, b_hi) - product) + mul(a_hi, b_lo) + mul(a_lo, b_hi)) + mul(a_lo, b_lo);
 }
 
-/// sin(2 pi u) and cos(2 pi u) for turns u in [0, 2^50) (the random generators pass u in [0, 1)).
-/// Reduced in turns, which is exact: u = q/4 + r/4 with |r| <= 1/2, then x = r pi/2 as a double
-/// plus tail. So sin(2 pi u) keeps its relative accuracy even next to its zeros (0.5, 1).
-TAPEFLOW_HD inline void sincos_turns(double u, double& sin_out, double& cos_out) {
+/// sin(x) and cos(x) for x in [0, 8] (Box-Muller passes 2 pi u, u in [0, 1)): x - n pi/2 as a
+/// double plus tail (n pi/2 split exactly with product_error), then the fdlibm kernels.
+TAPEFLOW_HD inline void sincos_radians(double x, double& sin_out, double& cos_out) {
     constexpr double kPiOver2 = 1.57079632679489655800e+00;   // 0x3FF921FB54442D18
     constexpr double kPiOver2Lo = 6.123233995736766e-17;       // pi/2 - kPiOver2
-    const double t = mul(u, 4.0);  // exact
-    double q = ::floor(t);
-    double r = t - q;  // exact, in [0, 1)
-    if (r > 0.5) {
-        r = r - 1.0;  // exact (Sterbenz)
-        q = q + 1.0;
-    }
-    const double hi = mul(r, kPiOver2);
-    const double lo = product_error(r, kPiOver2, hi) + mul(r, kPiOver2Lo);
-    const double x = hi + lo;
-    const double y = lo - (x - hi);
-    const double s = sin_kernel(x, y), c = cos_kernel(x, y);
-    switch (static_cast<int64_t>(q) & 3) {
+    const double n = ::floor(mul(x, 0.63661977236758138243) + 0.5);
+    const double p = mul(n, kPiOver2);
+    const double d = x - p;  // exact: x lies within pi/4 of p (Sterbenz), or n = 0
+    const double tail = product_error(n, kPiOver2, p) + mul(n, kPiOver2Lo);
+    const double hi = d - tail;
+    const double lo = (d - hi) - tail;
+    const double s = sin_kernel(hi, lo), c = cos_kernel(hi, lo);
+    switch (static_cast<int64_t>(n) & 3) {
         case 0: sin_out = s; cos_out = c; break;
         case 1: sin_out = c; cos_out = -s; break;
         case 2: sin_out = -s; cos_out = -c; break;

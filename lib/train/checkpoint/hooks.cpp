@@ -128,14 +128,22 @@ SummarySaverHook::SummarySaverHook(SummarySaverHookOptions options) : options_(s
     if (options_.save_steps <= 0) throw errors::InvalidArgumentError("SummarySaverHook: save_steps must be positive");
 }
 
-void SummarySaverHook::before_run(int64_t step) { step_ = step; }
+// TF1's SecondOrStepTimer on the step the run will end at (the step before it + 1).
+void SummarySaverHook::before_run(int64_t step) {
+    request_ = !last_written_ || step + 1 >= *last_written_ + options_.save_steps;
+}
 
-void SummarySaverHook::after_run(int64_t /*step*/, const Tensor& result) {
-    // Written at the step the run started from, as TensorFlow's hook does.
-    if (step_ % options_.save_steps != 0) return;
-    if (const auto loss = session::scalar_value(result)) {
-        session::kept_writer(options_.output_dir, writer_).scalar("loss", *loss, step_);
+void SummarySaverHook::after_run(int64_t step, const Tensor& result) {
+    if (!request_) return;
+    summary::SummaryWriter writer = session::kept_writer(options_.output_dir, writer_);
+    if (!last_written_) {  // SessionLog START
+        summary::Event start;
+        start.step = step;
+        start.session_log_status = 1;
+        writer.add_event(start);
     }
+    last_written_ = step;
+    if (const auto loss = session::scalar_value(result)) writer.scalar("loss", *loss, step);
 }
 
 void SummarySaverHook::end() {
