@@ -399,8 +399,9 @@ TEST_CASE("a vectorized jacobian is one backward walk", "[jacobian][pfor]") {
         auto y = tf::tanh(tf::matmul(tf::reshape(x, {1, n}), w) + 1.0);
         // recorded ops: the graph's nodes less the Const nodes of shape and axis arguments
         const auto ops = [&] {
-            const auto& nodes = outer.graph().nodes();
-            return std::count_if(nodes.begin(), nodes.end(), [](const tf::GraphNode& g) { return g.op != "Const"; });
+            const tf::Graph graph = outer.graph();
+            const auto& nodes = graph.nodes();
+            return std::count_if(nodes.begin(), nodes.end(), [](const tf::GraphNode& n) { return n.op != "Const"; });
         };
         const auto before = ops();
         inner.jacobian(y, x, {.experimental_use_pfor = pfor});
