@@ -281,7 +281,7 @@ std::string serialize_event(const Event& event) {
             value_to_proto(v, proto.mutable_summary()->add_value());
     } else if (event.session_log_status != 0) {
         proto.mutable_session_log()->set_status(
-            static_cast<tensorflow::SessionLog::SessionStatus>(event.session_log_status));
+            static_cast<proto::SessionLog::SessionStatus>(event.session_log_status));
     }
     return proto.SerializeAsString();
 }

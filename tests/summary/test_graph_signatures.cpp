@@ -29,8 +29,8 @@ nlohmann::json op_defs() {
     return nlohmann::json::parse(in)["ops"];
 }
 
-bool has_kind(const tensorflow::AttrValue& v, const std::string& type) {
-    using K = tensorflow::AttrValue;
+bool has_kind(const tapeflow::proto::AttrValue& v, const std::string& type) {
+    using K = tapeflow::proto::AttrValue;
     if (type == "type") return v.value_case() == K::kType;
     if (type == "bool") return v.value_case() == K::kB;
     if (type == "string") return v.value_case() == K::kS;
@@ -43,7 +43,7 @@ bool has_kind(const tensorflow::AttrValue& v, const std::string& type) {
 }
 
 // The problems TensorFlow's import would report for this GraphDef (empty: it imports).
-std::vector<std::string> import_errors(const tensorflow::GraphDef& def, const nlohmann::json& ops) {
+std::vector<std::string> import_errors(const tapeflow::proto::GraphDef& def, const nlohmann::json& ops) {
     std::vector<std::string> errors;
     std::set<std::string> names;
     for (const auto& n : def.node()) names.insert(n.name());
@@ -85,8 +85,8 @@ std::vector<std::string> import_errors(const tensorflow::GraphDef& def, const nl
     return errors;
 }
 
-tensorflow::GraphDef graph_def_of(const tf::Graph& g) {
-    tensorflow::GraphDef def;
+tapeflow::proto::GraphDef graph_def_of(const tf::Graph& g) {
+    tapeflow::proto::GraphDef def;
     REQUIRE(google::protobuf::TextFormat::ParseFromString(g.to_text(), &def));
     return def;
 }
@@ -112,13 +112,13 @@ TEST_CASE("the GraphDef of a convnet has TensorFlow's op signatures", "[summary]
         tf::sigmoid(loss * 2.0f + 1.0f);
         tf::nn::conv2d(images, kernel, 1, "VALID");
     }
-    const tensorflow::GraphDef def = graph_def_of(tape.graph());
+    const tapeflow::proto::GraphDef def = graph_def_of(tape.graph());
     const auto errors = import_errors(def, op_defs());
     for (const auto& e : errors) UNSCOPED_INFO(e);
     CHECK(errors.empty());
     CHECK(def.versions().producer() == 1394);
 
-    auto node = [&](const std::string& name) -> const tensorflow::NodeDef& {
+    auto node = [&](const std::string& name) -> const tapeflow::proto::NodeDef& {
         for (const auto& n : def.node()) {
             if (n.name() == name) return n;
         }
@@ -139,6 +139,6 @@ TEST_CASE("the GraphDef of a convnet has TensorFlow's op signatures", "[summary]
     const auto& mean = node("net/Mean");
     CHECK(mean.input_size() == 2);
     CHECK(node(mean.input(1)).op() == "Const");
-    CHECK(node("net/Cast").attr().at("DstT").type() == tensorflow::DT_DOUBLE);
-    CHECK(node("net/SparseSoftmaxCrossEntropyWithLogits").attr().at("Tlabels").type() == tensorflow::DT_INT32);
+    CHECK(node("net/Cast").attr().at("DstT").type() == tapeflow::proto::DT_DOUBLE);
+    CHECK(node("net/SparseSoftmaxCrossEntropyWithLogits").attr().at("Tlabels").type() == tapeflow::proto::DT_INT32);
 }
