@@ -1,5 +1,4 @@
-// Keras' activations by name. gelu and silu are composites of public ops here (see MERGE notes):
-// each is one function, so switching to the fused tf::nn ops is a one-line change.
+// Keras' activations by name; gelu and silu are the fused element-wise tf::nn ops.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -15,17 +14,11 @@
 namespace tapeflow::keras::activations {
 
 Tensor gelu(const Tensor& x, bool approximate) {
-    // MERGE: return tf::nn::gelu(x, approximate) once the fused op is in (same formulas).
-    if (approximate) {
-        const double c = std::sqrt(2.0 / 3.14159265358979323846);
-        return 0.5 * x * (1.0 + tanh(c * (x + 0.044715 * x * x * x)));
-    }
-    return 0.5 * x * (1.0 + erf(x * (1.0 / std::sqrt(2.0))));
+    return nn::gelu(x, approximate);
 }
 
 Tensor silu(const Tensor& x) {
-    // MERGE: return tf::nn::silu(x) once the fused op is in.
-    return x * sigmoid(x);
+    return nn::silu(x);
 }
 
 namespace {

@@ -105,7 +105,7 @@ private:
 /// A stack of layers, each applied to the previous one's output.
 class Sequential : public Model {
 public:
-    explicit Sequential(std::vector<std::shared_ptr<layers::Layer>> layers = {},
+    Sequential(std::vector<std::shared_ptr<layers::Layer>> layers = {},
                         std::string name = "");
     void add(std::shared_ptr<layers::Layer> layer);
     Tensor call(const Tensor& x, bool training) override;
