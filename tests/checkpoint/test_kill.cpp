@@ -1,5 +1,5 @@
-// The kill tests. ckpt_train_child trains and checkpoints every 2 steps (each save: temporary file,
-// fsync, rename, state file) and is SIGKILLed at random moments — during start-up, restore,
+// The kill tests. ckpt_train_child trains and checkpoints every 2 steps, or every step (each save:
+// temporary file, fsync, rename, state file) and is SIGKILLed at random moments — during start-up, restore,
 // training steps and saves. After every kill the latest checkpoint must restore without error; at
 // the end a resumed run must reach bitwise the values of an uninterrupted run. kill_summary_child
 // writes summaries and is killed the same way: every event it had flushed must read back.
@@ -93,7 +93,8 @@ TEST_CASE("kill test: SIGKILL at random moments; each latest checkpoint restores
     int64_t last_restored = -1;
     int mid_save = 0;
     for (int k = 0; k < kKills; ++k) {
-        const pid_t pid = spawn_child(killed, 2);
+        // Every other run saves at every step, so that most of its kills land inside a save.
+        const pid_t pid = spawn_child(killed, k % 2 == 0 ? 2 : 1);
         std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
         ::kill(pid, SIGKILL);
         const int status = wait_child(pid);
@@ -165,7 +166,10 @@ TEST_CASE("kill test: a SummaryWriter killed at random moments keeps every flush
         }
         REQUIRE(files.size() == 1);
         const auto events = tf::summary::summary_iterator(files[0].string());  // no DataLossError
-        REQUIRE_FALSE(events.empty());
+        if (events.empty()) {  // killed before its first record was complete: nothing was flushed
+            CHECK(flushed == -1);
+            continue;
+        }
         CHECK(events[0].file_version == "brain.Event:2");
         for (std::size_t i = 1; i < events.size(); ++i) {
             REQUIRE(events[i].step == static_cast<int64_t>(i - 1));
