@@ -1,10 +1,10 @@
-// The kill tests. ckpt_train_child trains and checkpoints every 2 steps (each save: temporary file,
-// fsync, rename, state file) and is SIGKILLed at random moments — during start-up, restore,
-// training steps and saves. After every kill the latest checkpoint must restore without error; at
-// the end a resumed run must reach bitwise the values of an uninterrupted run. kill_summary_child
-// writes summaries and is killed the same way: every event it had flushed must read back.
-// TAPEFLOW_KILL_TRIES sets the number of kills of each (default 12, what CI runs; the issue's
-// figures used 50 and more: `TAPEFLOW_KILL_TRIES=500 build/tests/checkpoint/test_checkpoint
+// The kill tests. ckpt_train_child trains and checkpoints every 2 steps, or every step (each save:
+// temporary file, fsync, rename, state file) and is SIGKILLed at random moments — during start-up,
+// restore, training steps and saves. After every kill the latest checkpoint must restore without
+// error; at the end a resumed run must reach bitwise the values of an uninterrupted run.
+// kill_summary_child writes summaries and is killed the same way: every event it had flushed must
+// read back. TAPEFLOW_KILL_TRIES sets the number of kills of each (default 12, what CI runs; the
+// issue's figures used 50 and more: `TAPEFLOW_KILL_TRIES=500 build/tests/checkpoint/test_checkpoint
 // "[kill]"`).
 #include <catch2/catch.hpp>
 
@@ -43,7 +43,8 @@ std::string child_path(const char* env_name, const char* file) {
 // Starts `exe` with `args`; with `out_fd` >= 0 its stdout goes there.
 pid_t spawn(const std::string& exe, std::vector<std::string> args, int out_fd = -1) {
     std::vector<char*> argv{const_cast<char*>(exe.c_str())};
-    for (std::string& a : args) argv.push_back(a.data());
+    for (std::string& a : args)
+        argv.push_back(a.data());
     argv.push_back(nullptr);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
@@ -83,8 +84,9 @@ std::map<std::string, tf::Tensor> restore_latest(const std::string& dir) {
 
 }  // namespace
 
-TEST_CASE("kill test: SIGKILL at random moments; each latest checkpoint restores; resuming is exact",
-          "[checkpoint][kill]") {
+TEST_CASE(
+    "kill test: SIGKILL at random moments; each latest checkpoint restores; resuming is exact",
+    "[checkpoint][kill]") {
     const int kKills = kill_tries();
     const std::string killed = ckpt_test::fresh_dir("kill");
     const std::string straight = ckpt_test::fresh_dir("kill_reference");
@@ -93,7 +95,8 @@ TEST_CASE("kill test: SIGKILL at random moments; each latest checkpoint restores
     int64_t last_restored = -1;
     int mid_save = 0;
     for (int k = 0; k < kKills; ++k) {
-        const pid_t pid = spawn_child(killed, 2);
+        // Every other run saves at every step, so that most of its kills land inside a save.
+        const pid_t pid = spawn_child(killed, k % 2 == 0 ? 2 : 1);
         std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
         ::kill(pid, SIGKILL);
         const int status = wait_child(pid);
@@ -152,20 +155,27 @@ TEST_CASE("kill test: a SummaryWriter killed at random moments keeps every flush
         CHECK(WIFSIGNALED(wait_child(pid)));
         std::string printed;
         char buf[4096];
-        for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) printed.append(buf, static_cast<std::size_t>(n));
+        for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;)
+            printed.append(buf, static_cast<std::size_t>(n));
         ::close(out[0]);
         const std::size_t cut = printed.rfind('\n', printed.size() < 2 ? 0 : printed.size() - 2);
-        const int64_t flushed = printed.empty() ? -1
-                                : std::atoll(printed.c_str() + (cut == std::string::npos ? 0 : cut + 1));
+        const int64_t flushed =
+            printed.empty()
+                ? -1
+                : std::atoll(printed.c_str() + (cut == std::string::npos ? 0 : cut + 1));
         std::vector<fs::path> files;
-        for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path());
+        for (const auto& e : fs::directory_iterator(dir))
+            files.push_back(e.path());
         if (files.empty()) {  // killed before the writer created its file
             CHECK(flushed == -1);
             continue;
         }
         REQUIRE(files.size() == 1);
         const auto events = tf::summary::summary_iterator(files[0].string());  // no DataLossError
-        REQUIRE_FALSE(events.empty());
+        if (events.empty()) {  // killed before its first record was complete: nothing was flushed
+            CHECK(flushed == -1);
+            continue;
+        }
         CHECK(events[0].file_version == "brain.Event:2");
         for (std::size_t i = 1; i < events.size(); ++i) {
             REQUIRE(events[i].step == static_cast<int64_t>(i - 1));
@@ -174,5 +184,6 @@ TEST_CASE("kill test: a SummaryWriter killed at random moments keeps every flush
         CHECK(static_cast<int64_t>(events.size()) - 2 >= flushed);  // every flushed step is there
         most_events = std::max<int64_t>(most_events, static_cast<int64_t>(events.size()));
     }
-    WARN("summary kills: " << kill_tries() << ", the longest file had " << most_events << " events");
+    WARN("summary kills: " << kill_tries() << ", the longest file had " << most_events
+                           << " events");
 }

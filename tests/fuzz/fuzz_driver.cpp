@@ -15,10 +15,25 @@
 namespace fuzz {
 namespace {
 
-const std::string kSpecial("{}[]\":,\\ \0\x7f\x80\xff" "0-e.\x08\x0a\x12\x1a", 22);
-const uint64_t kInteresting[] = {0, 1, 0x7f, 0x80, 0xff, 0x100, 0x7fff, 0xffff, 0x7fffffff,
-                                 0x80000000, 0xffffffff, uint64_t{1} << 32, uint64_t{1} << 62,
-                                 uint64_t{1} << 63, ~uint64_t{0}};
+const std::string kSpecial(
+    "{}[]\":,\\ \0\x7f\x80\xff"
+    "0-e.\x08\x0a\x12\x1a",
+    22);
+const uint64_t kInteresting[] = {0,
+                                 1,
+                                 0x7f,
+                                 0x80,
+                                 0xff,
+                                 0x100,
+                                 0x7fff,
+                                 0xffff,
+                                 0x7fffffff,
+                                 0x80000000,
+                                 0xffffffff,
+                                 uint64_t{1} << 32,
+                                 uint64_t{1} << 62,
+                                 uint64_t{1} << 63,
+                                 ~uint64_t{0}};
 
 // The input being run, for the hang handler (which may only call async-signal-safe functions).
 std::string hang_path;
@@ -70,7 +85,8 @@ void mutate_once(std::string& s, Rng& rng, const std::vector<std::string>& corpu
             if (s.size() < width) break;
             const uint64_t v = kInteresting[pick(rng, std::size(kInteresting))];
             const std::size_t at = pick(rng, s.size() - width + 1);
-            for (std::size_t i = 0; i < width; ++i) s[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
+            for (std::size_t i = 0; i < width; ++i)
+                s[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
             break;
         }
         case 6: {  // a slice duplicated (repeated structure)
@@ -101,7 +117,8 @@ int run(const Target& target, const Options& options) {
     std::vector<std::string> corpus = target.seeds;
     const std::size_t n_seeds = corpus.size();
     std::unordered_set<std::size_t> known;  // hashes of the inputs the corpus took
-    for (const std::string& s : corpus) known.insert(std::hash<std::string>{}(s));
+    for (const std::string& s : corpus)
+        known.insert(std::hash<std::string>{}(s));
     hang_path = options.crash_dir + "/fuzz-" + target.name + "-hang.bin";
     std::signal(SIGALRM, on_alarm);
     const auto start = std::chrono::steady_clock::now();
@@ -134,7 +151,8 @@ int run(const Target& target, const Options& options) {
         try {
             target.run(m);
             ++ok;
-            if (known.insert(std::hash<std::string>{}(m)).second) {  // each accepted input once, or empty files take over
+            if (known.insert(std::hash<std::string>{}(m))
+                    .second) {  // each accepted input once, or empty files take over
                 if (corpus.size() < n_seeds + 256) {
                     corpus.push_back(m);
                 } else {
@@ -151,17 +169,28 @@ int run(const Target& target, const Options& options) {
         ::alarm(0);
         if (!problem.empty()) {
             const std::string path = options.crash_dir + "/fuzz-" + target.name + "-" +
-                                     std::to_string(options.seed) + "-" + std::to_string(i) + ".bin";
+                                     std::to_string(options.seed) + "-" + std::to_string(i) +
+                                     ".bin";
             write_input(path, m);
-            std::fprintf(stderr, "fuzz %s: iteration %ld (seed %llu): %s\ninput (%zu bytes) in %s\n",
-                         target.name.c_str(), i, static_cast<unsigned long long>(options.seed),
-                         problem.c_str(), m.size(), path.c_str());
+            std::fprintf(stderr,
+                         "fuzz %s: iteration %ld (seed %llu): %s\ninput (%zu bytes) in %s\n",
+                         target.name.c_str(),
+                         i,
+                         static_cast<unsigned long long>(options.seed),
+                         problem.c_str(),
+                         m.size(),
+                         path.c_str());
             return 1;
         }
     }
-    std::printf("fuzz %s: %ld inputs (seed %llu, %.1f s): %ld read fine, %ld rejected (typed errors)\n",
-                target.name.c_str(), i, static_cast<unsigned long long>(options.seed), elapsed(), ok,
-                rejected);
+    std::printf(
+        "fuzz %s: %ld inputs (seed %llu, %.1f s): %ld read fine, %ld rejected (typed errors)\n",
+        target.name.c_str(),
+        i,
+        static_cast<unsigned long long>(options.seed),
+        elapsed(),
+        ok,
+        rejected);
     return 0;
 }
 

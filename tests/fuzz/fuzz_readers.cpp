@@ -49,7 +49,11 @@ std::string read_file(const std::string& path) {
 
 const std::vector<std::string>& tfrecord_records() {
     static const std::vector<std::string> records = {
-        "", "a", "record-1", std::string(300, 'x'), std::string("\0\1\2\xff", 4),
+        "",
+        "a",
+        "record-1",
+        std::string(300, 'x'),
+        std::string("\0\1\2\xff", 4),
         tf::io::Example().add_int64("label", {3}).add_float("x", {1.5f, -2.f}).serialize()};
     return records;
 }
@@ -57,18 +61,23 @@ const std::vector<std::string>& tfrecord_records() {
 fuzz::Target tfrecord_target(const std::string& compression) {
     const std::string suffix = compression.empty() ? "" : "-" + compression;
     fuzz::Target t;
-    t.name = "tfrecord" + std::string(compression.empty() ? "" : compression == "GZIP" ? "-gzip" : "-zlib");
+    t.name = "tfrecord" + std::string(compression.empty()     ? ""
+                                      : compression == "GZIP" ? "-gzip"
+                                                              : "-zlib");
     for (std::size_t n : {std::size_t{1}, std::size_t{3}, tfrecord_records().size()}) {
         const std::string path = (work_dir() / ("seed" + suffix + std::to_string(n))).string();
         {
             tf::io::TFRecordWriter w(path, compression);
-            for (std::size_t i = 0; i < n; ++i) w.write(tfrecord_records()[i]);
+            for (std::size_t i = 0; i < n; ++i)
+                w.write(tfrecord_records()[i]);
         }
         t.seeds.push_back(read_file(path));
     }
     t.run = [compression, name = t.name](const std::string& bytes) {
-        static const std::set<std::string> written(tfrecord_records().begin(), tfrecord_records().end());
-        for (const std::string& r : tf::io::read_tfrecords(scratch_file(name, bytes), compression)) {
+        static const std::set<std::string> written(tfrecord_records().begin(),
+                                                   tfrecord_records().end());
+        for (const std::string& r :
+             tf::io::read_tfrecords(scratch_file(name, bytes), compression)) {
             if (!written.count(r)) throw fuzz::WrongValue("a record that was never written");
         }
     };
@@ -83,20 +92,26 @@ fuzz::Target events_target() {
     const std::string dir = (work_dir() / "events_seed").string();
     {
         auto w = tf::summary::create_file_writer(dir);
-        for (int i = 0; i < 6; ++i) w.scalar("loss", 0.25 * i, i);
+        for (int i = 0; i < 6; ++i)
+            w.scalar("loss", 0.25 * i, i);
         w.histogram("h", tf::constant({1.0, 2.0, 2.5}), 6);
         w.text("note", "hello", 7);
         w.close();
         t.seeds.push_back(read_file(w.path()));
     }
     t.run = [](const std::string& bytes) {
-        for (const tf::summary::Event& e : tf::summary::summary_iterator(scratch_file("events", bytes))) {
+        for (const tf::summary::Event& e :
+             tf::summary::summary_iterator(scratch_file("events", bytes))) {
             for (const tf::summary::SummaryValue& v : e.values) {
-                const bool ok = v.tag == "loss"   ? v.scalar_value == 0.25 * double(e.step) && e.step < 6
-                                : v.tag == "h"    ? e.step == 6 && v.tensor.shape().rank() == 2
-                                : v.tag == "note" ? e.step == 7 && v.strings == std::vector<std::string>{"hello"}
-                                                  : false;
-                if (!ok) throw fuzz::WrongValue("event '" + v.tag + "' at step " + std::to_string(e.step));
+                const bool ok = v.tag == "loss"
+                                    ? v.scalar_value == 0.25 * double(e.step) && e.step < 6
+                                : v.tag == "h" ? e.step == 6 && v.tensor.shape().rank() == 2
+                                : v.tag == "note"
+                                    ? e.step == 7 && v.strings == std::vector<std::string>{"hello"}
+                                    : false;
+                if (!ok)
+                    throw fuzz::WrongValue("event '" + v.tag + "' at step " +
+                                           std::to_string(e.step));
             }
         }
     };
@@ -126,18 +141,34 @@ std::string bytes_of(const tf::Tensor& t) {
 
 // Replaces a run of digits in the JSON header by a number chosen to break lengths and offsets.
 void mutate_header_number(std::string& s, fuzz::Rng& rng) {
-    static const std::vector<std::string> numbers = {
-        "0", "1", "7", "8", "-1", "4294967296", "9223372036854775807", "18446744073709551615",
-        "18446744073709551616", "1e308", "0.5", "99999999999999999999999999", "null", "\"x\"", "[]", "{}"};
+    static const std::vector<std::string> numbers = {"0",
+                                                     "1",
+                                                     "7",
+                                                     "8",
+                                                     "-1",
+                                                     "4294967296",
+                                                     "9223372036854775807",
+                                                     "18446744073709551615",
+                                                     "18446744073709551616",
+                                                     "1e308",
+                                                     "0.5",
+                                                     "99999999999999999999999999",
+                                                     "null",
+                                                     "\"x\"",
+                                                     "[]",
+                                                     "{}"};
     if (s.size() < 9) return;
     uint64_t header = 0;
-    for (int i = 7; i >= 0; --i) header = (header << 8) | static_cast<unsigned char>(s[static_cast<std::size_t>(i)]);
+    for (int i = 7; i >= 0; --i)
+        header = (header << 8) | static_cast<unsigned char>(s[static_cast<std::size_t>(i)]);
     const std::size_t end = static_cast<std::size_t>(std::min<uint64_t>(s.size(), 8 + header));
     if (end <= 8) return;
     std::size_t b = 8 + fuzz::pick(rng, end - 8);
-    while (b < end && !std::isdigit(static_cast<unsigned char>(s[b]))) ++b;
+    while (b < end && !std::isdigit(static_cast<unsigned char>(s[b])))
+        ++b;
     std::size_t e = b;
-    while (e < end && std::isdigit(static_cast<unsigned char>(s[e]))) ++e;
+    while (e < end && std::isdigit(static_cast<unsigned char>(s[e])))
+        ++e;
     if (b < e) s.replace(b, e - b, numbers[fuzz::pick(rng, numbers.size())]);
 }
 
@@ -145,21 +176,28 @@ fuzz::Target safetensors_target() {
     fuzz::Target t;
     t.name = "safetensors";
     std::map<std::string, tf::Variable> vars;
-    for (const auto& [name, value] : checkpoint_tensors()) vars.emplace(name, tf::Variable(value, {.name = "fuzz_" + name}));
-    const std::string many = tf::train::Saver(vars).save((work_dir() / "ckpt" / "many").string(), 123);
-    const std::string one = tf::train::Saver({{"w", tf::Variable(tf::constant(2.5f))}}).save((work_dir() / "ckpt" / "one").string());
-    t.seeds = {read_file(many + ".safetensors"), read_file(one + ".safetensors"),
-               ckpt_test::safetensors_bytes("{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
-                                            std::string(4, '\1'))};
+    for (const auto& [name, value] : checkpoint_tensors())
+        vars.emplace(name, tf::Variable(value, {.name = "fuzz_" + name}));
+    const std::string many =
+        tf::train::Saver(vars).save((work_dir() / "ckpt" / "many").string(), 123);
+    const std::string one = tf::train::Saver({{"w", tf::Variable(tf::constant(2.5f))}})
+                                .save((work_dir() / "ckpt" / "one").string());
+    t.seeds = {read_file(many + ".safetensors"),
+               read_file(one + ".safetensors"),
+               ckpt_test::safetensors_bytes(
+                   "{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+                   std::string(4, '\1'))};
     t.mutate = mutate_header_number;
     t.run = [](const std::string& bytes) {
         const std::string path = scratch_file("fuzz.safetensors", bytes);
         for (const auto& [name, meta] : tf::train::list_variables(path)) {
             const tf::Tensor value = tf::train::load_variable(path, name);
             if (value.shape() != meta.first || value.dtype() != meta.second) {
-                throw fuzz::WrongValue("'" + name + "' read back with another shape or dtype than listed");
+                throw fuzz::WrongValue("'" + name +
+                                       "' read back with another shape or dtype than listed");
             }
-            // Every tapeflow checkpoint has a CRC per tensor: a tensor it saved reads back unchanged.
+            // Every tapeflow checkpoint has a CRC per tensor: a tensor it saved reads back
+            // unchanged.
             const auto it = checkpoint_tensors().find(name);
             if (it != checkpoint_tensors().end() && value.dtype() == it->second.dtype() &&
                 value.shape() == it->second.shape() && bytes_of(value) != bytes_of(it->second)) {
@@ -170,26 +208,35 @@ fuzz::Target safetensors_target() {
     return t;
 }
 
-// ---- tf.train.Example: Example::parse and parse_example (no checksum: no crash, typed errors) ----
+// ---- tf.train.Example: Example::parse and parse_example (no checksum: no crash, typed errors)
+// ----
 
 fuzz::Target example_target() {
     fuzz::Target t;
     t.name = "example";
-    t.seeds = {tf::io::Example().add_int64("label", {3}).add_float("x", {1.5f, -2.f, 0.f, 4.f}).serialize(),
-               tf::io::Example().add_bytes("name", {"abc", ""}).add_int64("label", {-1}).serialize(),
-               tf::io::Example().serialize()};
+    t.seeds = {
+        tf::io::Example()
+            .add_int64("label", {3})
+            .add_float("x", {1.5f, -2.f, 0.f, 4.f})
+            .serialize(),
+        tf::io::Example().add_bytes("name", {"abc", ""}).add_int64("label", {-1}).serialize(),
+        tf::io::Example().serialize()};
     t.run = [](const std::string& bytes) {
         const tf::io::Example e = tf::io::Example::parse(bytes);
-        for (const std::string& name : e.names()) (void)e.features().at(name);
-        (void)tf::io::parse_example({bytes, bytes}, {{"label", {}, tf::int64, std::vector<double>{0}},
-                                                     {"x", {4}, tf::float32, std::vector<double>(4, 0.0)}});
+        for (const std::string& name : e.names())
+            (void)e.features().at(name);
+        (void)tf::io::parse_example({bytes, bytes},
+                                    {{"label", {}, tf::int64, std::vector<double>{0}},
+                                     {"x", {4}, tf::float32, std::vector<double>(4, 0.0)}});
     };
     return t;
 }
 
 std::vector<fuzz::Target> targets(const std::string& which) {
     std::vector<fuzz::Target> all;
-    const auto want = [&](const std::string& name) { return which == "all" || which == name; };
+    const auto want = [&](const std::string& name) {
+        return which == "all" || which == name;
+    };
     if (want("tfrecord")) all.push_back(tfrecord_target(""));
     if (want("tfrecord-gzip")) all.push_back(tfrecord_target("GZIP"));
     if (want("tfrecord-zlib")) all.push_back(tfrecord_target("ZLIB"));
@@ -203,8 +250,10 @@ std::vector<fuzz::Target> targets(const std::string& which) {
 
 int main(int argc, char** argv) {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: %s <target|all> [--iterations N] [--seconds S] [--seed K] "
-                             "[--crash-dir D] [--replay FILE]\n", argv[0]);
+        std::fprintf(stderr,
+                     "usage: %s <target|all> [--iterations N] [--seconds S] [--seed K] "
+                     "[--crash-dir D] [--replay FILE]\n",
+                     argv[0]);
         return 2;
     }
     fuzz::Options options;
@@ -212,11 +261,16 @@ int main(int argc, char** argv) {
     for (int i = 2; i + 1 < argc; i += 2) {
         const std::string flag = argv[i];
         const char* value = argv[i + 1];
-        if (flag == "--iterations") options.iterations = std::atol(value);
-        else if (flag == "--seconds") options.seconds = std::atof(value);
-        else if (flag == "--seed") options.seed = std::strtoull(value, nullptr, 10);
-        else if (flag == "--crash-dir") options.crash_dir = value;
-        else if (flag == "--replay") replay = value;
+        if (flag == "--iterations")
+            options.iterations = std::atol(value);
+        else if (flag == "--seconds")
+            options.seconds = std::atof(value);
+        else if (flag == "--seed")
+            options.seed = std::strtoull(value, nullptr, 10);
+        else if (flag == "--crash-dir")
+            options.crash_dir = value;
+        else if (flag == "--replay")
+            replay = value;
         else {
             std::fprintf(stderr, "unknown option %s\n", flag.c_str());
             return 2;
@@ -235,7 +289,8 @@ int main(int argc, char** argv) {
                 t.run(read_file(replay));
                 std::printf("fuzz %s: %s reads fine\n", t.name.c_str(), replay.c_str());
             } catch (const tf::errors::OpError& e) {
-                std::printf("fuzz %s: %s is rejected: %s\n", t.name.c_str(), replay.c_str(), e.what());
+                std::printf(
+                    "fuzz %s: %s is rejected: %s\n", t.name.c_str(), replay.c_str(), e.what());
             }
             continue;
         }

@@ -366,7 +366,8 @@ void keep_warning(tf::logging::Level level, std::string_view message) {
 // the torn tail is logged (or raised on request), and a corrupt record inside stays an error.
 TEST_CASE("a torn last record: the complete events read back", "[summary][torn]") {
     auto w = tf::summary::create_file_writer(temp_dir("torn"));
-    for (int i = 0; i < 50; ++i) w.scalar("loss", i, i);
+    for (int i = 0; i < 50; ++i)
+        w.scalar("loss", i, i);
     w.close();
     const auto whole = tf::summary::summary_iterator(w.path());
     REQUIRE(whole.size() == 51);
@@ -377,7 +378,8 @@ TEST_CASE("a torn last record: the complete events read back", "[summary][torn]"
     }();
     // Cut inside the last record's footer, its data and its header (a scalar event's record is
     // about 30 bytes).
-    for (const std::size_t cut : {std::size_t{1}, std::size_t{3}, std::size_t{10}, std::size_t{20}}) {
+    for (const std::size_t cut :
+         {std::size_t{1}, std::size_t{3}, std::size_t{10}, std::size_t{20}}) {
         fs::resize_file(w.path(), size - cut);
         warnings.clear();
         tf::logging::set_sink(keep_warning);
@@ -386,8 +388,9 @@ TEST_CASE("a torn last record: the complete events read back", "[summary][torn]"
         CHECK(events.size() == 50);
         CHECK(events.back().step == 48);
         REQUIRE(warnings.size() == 1);
-        CHECK_THAT(warnings[0], Catch::Contains(w.path()) && Catch::Contains("truncated") &&
-                                    Catch::Contains("50 complete events"));
+        CHECK_THAT(warnings[0],
+                   Catch::Contains(w.path()) && Catch::Contains("truncated") &&
+                       Catch::Contains("50 complete events"));
         CHECK_THROWS_AS(tf::summary::summary_iterator(w.path(), tf::summary::TornTail::raise),
                         tf::errors::DataLossError);
         std::ofstream(w.path(), std::ios::binary | std::ios::trunc) << bytes;

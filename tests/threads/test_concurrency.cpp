@@ -8,7 +8,6 @@
 #include <thread>
 
 #include <catch2/catch.hpp>
-
 #include <unistd.h>
 
 #include <tapeflow/tapeflow.hpp>
@@ -31,8 +30,10 @@ std::string temp_dir(const std::string& name) {
 template <class F>
 void in_threads(int n, F f) {
     std::vector<std::thread> threads;
-    for (int t = 0; t < n; ++t) threads.emplace_back(f, t);
-    for (auto& th : threads) th.join();
+    for (int t = 0; t < n; ++t)
+        threads.emplace_back(f, t);
+    for (auto& th : threads)
+        th.join();
 }
 
 }  // namespace
@@ -58,7 +59,8 @@ TEST_CASE("gradient tapes in several threads, over one shared variable", "[concu
 TEST_CASE("one variable updated from several threads loses no update", "[concurrency]") {
     tf::Variable counter(tf::constant(0.0), {.name = "shared_counter"});
     in_threads(kThreads, [&](int) {
-        for (int i = 0; i < 200; ++i) counter.assign_add(tf::constant(1.0));
+        for (int i = 0; i < 200; ++i)
+            counter.assign_add(tf::constant(1.0));
     });
     CHECK(counter.read_value().item<double>() == kThreads * 200);
 }
@@ -75,7 +77,8 @@ TEST_CASE("variables created and freed in several threads get unique names", "[c
     std::set<std::string> all;
     std::size_t count = 0;
     for (const auto& list : kept) {
-        for (const auto& v : list) all.insert(v.name());
+        for (const auto& v : list)
+            all.insert(v.name());
         count += list.size();
     }
     CHECK(count == kThreads * 66);
@@ -96,7 +99,8 @@ TEST_CASE("one summary writer written from several threads", "[concurrency][summ
     CHECK(tf::summary::summary_iterator(w.path()).size() == 1 + kThreads * (100 + 4));
 }
 
-TEST_CASE("a parallel map runs while another thread trains and checkpoints", "[concurrency][data]") {
+TEST_CASE("a parallel map runs while another thread trains and checkpoints",
+          "[concurrency][data]") {
     const std::string dir = temp_dir("ckpt");
     tf::Variable v(tf::zeros({8}), {.name = "ckpt_v"});
     tf::train::Saver saver({v}, {.max_to_keep = 2});
@@ -108,11 +112,13 @@ TEST_CASE("a parallel map runs while another thread trains and checkpoints", "[c
         }
     });
     std::vector<int64_t> items(400);
-    for (std::size_t i = 0; i < items.size(); ++i) items[i] = static_cast<int64_t>(i);
+    for (std::size_t i = 0; i < items.size(); ++i)
+        items[i] = static_cast<int64_t>(i);
     const auto squares = tf::data::from_vector(items).map(
         [](const int64_t& i) { return tf::square(tf::constant(static_cast<double>(i))); }, 4);
     double sum = 0;
-    for (const tf::Tensor& t : squares) sum += t.item<double>();
+    for (const tf::Tensor& t : squares)
+        sum += t.item<double>();
     done = true;
     trainer.join();
     CHECK(sum == 399.0 * 400 * 799 / 6);
