@@ -22,6 +22,7 @@
 #include <tapeflow/ops/array.hpp>
 #include <tapeflow/ops/clip.hpp>
 #include <tapeflow/ops/creation.hpp>
+#include <tapeflow/ops/einsum.hpp>
 #include <tapeflow/ops/math.hpp>
 #include <tapeflow/ops/nn.hpp>
 #include <tapeflow/random.hpp>
