@@ -1,9 +1,9 @@
 // CUDA kernels of the binary element-wise ops (arithmetic, comparisons, logic), where and add_n.
 // Broadcasting as on the CPU: a linear kernel when each operand is the output's layout or one
 // value, else an index-plan walk over the merged dimensions (ops_cuda_elementwise.cpp builds the
-// plan with the CPU's make_plan). The math is lib/kernels/elementwise_functors.hpp.
+// plan with the CPU's make_plan). The math is lib/kernels/shared/elementwise_functors.hpp.
 #include "device_common.cuh"
-#include "kernels/elementwise_functors.hpp"
+#include "kernels/shared/elementwise_functors.hpp"
 
 namespace tapeflow::cuda_launch {
 namespace {

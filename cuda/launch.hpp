@@ -1,6 +1,6 @@
 // The .cu kernels' launchers, in plain C++: pointers, sizes, plain structs and scalars only. .cu
-// files include no tapeflow header beyond the plain shared ones (lib/random/philox.hpp,
-// lib/kernels/elementwise_functors.hpp): nvcc cannot compile fmt's consteval checks. The
+// files include no tapeflow header beyond the plain shared ones (lib/kernels/shared/philox.hpp,
+// lib/kernels/shared/elementwise_functors.hpp): nvcc cannot compile fmt's consteval checks. The
 // g++-compiled ops_cuda*.cpp files turn KernelContexts into these calls. Every launcher queues its
 // work on `stream` and returns the launch status (cudaSuccess for empty work).
 #pragma once
@@ -10,7 +10,7 @@
 #include <cuda_runtime_api.h>
 
 namespace tapeflow::opt {
-struct Hyper;  // kernels/optimizer_functors.hpp
+struct Hyper;  // kernels/shared/optimizer_functors.hpp
 }
 
 namespace tapeflow::cuda_launch {
@@ -37,8 +37,9 @@ cudaError_t fill_bits(void* out, int64_t n, uint64_t pattern, int element_size, 
 
 enum class Distribution { uniform, normal, truncated_normal };
 
-/// The Philox stream (key, call) and the affine step a + b * sample: for uniform a = minval,
-/// b = maxval - minval; for the normals a = mean, b = stddev. Integer uniforms: int_lo + [0, int_range).
+/// The Philox stream (key, call) and the affine step a + b * sample: for uniform a = minval, b =
+/// maxval - minval; for the normals a = mean, b = stddev. Integer uniforms: int_lo + [0,
+/// int_range).
 struct RandomParams {
     Distribution distribution = Distribution::uniform;
     uint64_t key = 0, call = 0;
@@ -103,7 +104,8 @@ cudaError_t strided_copy(void* out, const void* in, int element_size, const Inde
 // ---- indexing (index_kernels.cu); the indices are validated by the caller ----
 
 /// gather: params as [batch * outer, n, inner] words of `element_size` bytes, indices (int32 or
-/// int64) as [batch, m]; out[bo, j, c] = params[bo, idx[bo / outer, j], c], `total` output elements.
+/// int64) as [batch, m]; out[bo, j, c] = params[bo, idx[bo / outer, j], c], `total` output
+/// elements.
 cudaError_t gather(const void* params, const void* indices, Elem index_elem, void* out,
                    int element_size, int64_t total, int64_t outer, int64_t n, int64_t inner,
                    int64_t m, cudaStream_t stream);
@@ -171,7 +173,8 @@ enum class Activation { relu, relu6, elu, selu, leaky_relu };
 /// int32/int64, the others floats.
 cudaError_t activation(Activation op, double alpha, Elem elem, const void* in, void* out, int64_t n,
                        cudaStream_t stream);
-/// out[i] = f_grad(g[i], x[i]): x the features (relu, relu6, leaky_relu) or the outputs (elu, selu).
+/// out[i] = f_grad(g[i], x[i]): x the features (relu, relu6, leaky_relu) or the outputs (elu,
+/// selu).
 cudaError_t activation_grad(Activation op, double alpha, Elem elem, const void* g, const void* x,
                             void* out, int64_t n, cudaStream_t stream);
 
@@ -202,7 +205,8 @@ struct Window {
 /// patches[(img, oh, ow), (kh, kw, c)] of `count` images starting at x (zeros for padding cells).
 cudaError_t im2col(Elem elem, const Window& w, const void* x, int64_t count, void* patches,
                    cudaStream_t stream);
-/// dx (count images) = sum over the patch rows of dpatches that cover each cell (writes every cell).
+/// dx (count images) = sum over the patch rows of dpatches that cover each cell (writes every
+/// cell).
 cudaError_t col2im(Elem elem, const Window& w, const void* dpatches, int64_t count, void* dx,
                    cudaStream_t stream);
 
@@ -217,7 +221,7 @@ cudaError_t avg_pool_grad(Elem elem, const Window& w, const void* g, void* dx, c
 
 // ---- fused optimizer updates (optimizer_kernels.cu) ----
 
-/// The update functors of kernels/optimizer_functors.hpp, in op_list.def's order.
+/// The update functors of kernels/shared/optimizer_functors.hpp, in op_list.def's order.
 enum class Optimizer {
     gradient_descent, proximal_gradient_descent, momentum, keras_momentum, adagrad,
     proximal_adagrad, adadelta, adam, adam_with_amsgrad, ada_max, nadam, ftrl, rms_prop,

@@ -1,12 +1,12 @@
-// CUDA kernels of the nn activations (the math of kernels/activation_functors.hpp, shared with the
-// CPU), softmax/log_softmax and the fused softmax cross-entropy losses (one block per row: block
-// reductions of the row's maximum and of its sum of exponentials, as the CPU's row loop), and
+// CUDA kernels of the nn activations (the math of kernels/shared/activation_functors.hpp, shared
+// with the CPU), softmax/log_softmax and the fused softmax cross-entropy losses (one block per row:
+// block reductions of the row's maximum and of its sum of exponentials, as the CPU's row loop), and
 // bias_add (one thread per element, the bias index from the element's position).
 #include <cmath>
 
 #include "device_common.cuh"
-#include "kernels/activation_functors.hpp"
-#include "kernels/elementwise_functors.hpp"
+#include "kernels/shared/activation_functors.hpp"
+#include "kernels/shared/elementwise_functors.hpp"
 
 namespace tapeflow::cuda_launch {
 namespace {

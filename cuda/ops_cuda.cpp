@@ -9,7 +9,7 @@
 #include "core/backend.hpp"
 #include "core/dtype_dispatch.hpp"
 #include "ops_cuda.hpp"
-#include "random/philox.hpp"
+#include "kernels/shared/philox.hpp"
 
 namespace tapeflow {
 namespace cuda_ops {

@@ -2,7 +2,7 @@
 // buffers (inputs 0..kSlots, written in place) and the attrs, read into opt::Hyper on the host as
 // the CPU kernels read them, go to the launchers of optimizer_kernels.cu. The sparse ops get unique
 // indices (lib/ops/training_ops.cpp sums duplicates and checks the range first).
-#include "kernels/optimizer_attrs.hpp"
+#include "kernels/shared/optimizer_attrs.hpp"
 #include "ops_cuda.hpp"
 
 namespace tapeflow::cuda_ops {

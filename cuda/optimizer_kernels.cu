@@ -1,12 +1,12 @@
 // CUDA kernels of the fused optimizer updates: one thread per element (grid-stride) loads the
 // variable, its slots and the gradient, runs the CPU's update functor
-// (lib/kernels/optimizer_functors.hpp) and stores them back. Sparse updates walk the listed rows
-// (unique, so no two threads touch one element: no atomics, results independent of scheduling).
-// float32 and float64 only, the CPU kernels' dtypes.
+// (lib/kernels/shared/optimizer_functors.hpp) and stores them back. Sparse updates walk the listed
+// rows (unique, so no two threads touch one element: no atomics, results independent of
+// scheduling). float32 and float64 only, the CPU kernels' dtypes.
 #include <utility>
 
 #include "device_common.cuh"
-#include "kernels/optimizer_functors.hpp"
+#include "kernels/shared/optimizer_functors.hpp"
 
 namespace tapeflow::cuda_launch {
 namespace {

@@ -1,8 +1,8 @@
 // CUDA kernels of the random ops: the same per-element Philox functions and affine step as the CPU
-// kernels (lib/random/philox.hpp, exact_math.hpp), so seeded ops give the CPU's bits on the GPU in
-// every dtype. random_shuffle: the permutation comes from the host, the rows move here.
+// kernels (lib/kernels/shared/philox.hpp, exact_math.hpp), so seeded ops give the CPU's bits on the
+// GPU in every dtype. random_shuffle: the permutation comes from the host, the rows move here.
 #include "device_common.cuh"
-#include "random/philox.hpp"
+#include "kernels/shared/philox.hpp"
 
 namespace tapeflow::cuda_launch {
 namespace {

@@ -1,8 +1,8 @@
 // CUDA kernels of the element-wise unary ops: one linear kernel template over the functors of
-// lib/kernels/elementwise_functors.hpp (the CPU's math, compiled for the device), instantiated for
-// the dtypes the CPU registers each op for.
+// lib/kernels/shared/elementwise_functors.hpp (the CPU's math, compiled for the device),
+// instantiated for the dtypes the CPU registers each op for.
 #include "device_common.cuh"
-#include "kernels/elementwise_functors.hpp"
+#include "kernels/shared/elementwise_functors.hpp"
 
 namespace tapeflow::cuda_launch {
 namespace {

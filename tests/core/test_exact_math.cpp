@@ -1,6 +1,6 @@
-// exact::log and exact::sincos_turns (lib/random/exact_math.hpp), the double-precision math of the
-// random generators that must give the same bits on CPU and GPU: error against long double references
-// and against std:: over random and edge arguments, and the special values of log.
+// exact::log and exact::sincos_turns (lib/kernels/shared/exact_math.hpp), the double-precision math
+// of the random generators that must give the same bits on CPU and GPU: error against long double
+// references and against std:: over random and edge arguments, and the special values of log.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -9,8 +9,8 @@
 #include <random>
 #include <vector>
 
-#include "random/exact_math.hpp"
-#include "random/philox.hpp"
+#include "kernels/shared/exact_math.hpp"
+#include "kernels/shared/philox.hpp"
 
 namespace exact = tapeflow::exact;
 

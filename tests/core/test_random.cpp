@@ -10,7 +10,7 @@
 
 #include <tapeflow/tapeflow.hpp>
 
-#include "random/philox.hpp"
+#include "kernels/shared/philox.hpp"
 
 namespace tf = tapeflow;
 namespace philox = tf::philox;

@@ -1,8 +1,8 @@
 // CPU kernels of the nn activations (Relu, Relu6, Elu, Selu, LeakyRelu) and their *Grad ops. The
-// math is kernels/activation_functors.hpp (shared with the CUDA kernels); the loops are the
+// math is kernels/shared/activation_functors.hpp (shared with the CUDA kernels); the loops are the
 // element-wise ones (elementwise_loops.hpp): xsimd batches for elu and selu.
 #include "kernels/cpu/elementwise_loops.hpp"
-#include "kernels/activation_functors.hpp"
+#include "kernels/shared/activation_functors.hpp"
 #include "ops/op_families.hpp"
 
 namespace tapeflow::cpu {

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "kernels/cpu/elementwise_loops.hpp"
-#include "kernels/elementwise_functors.hpp"
+#include "kernels/shared/elementwise_functors.hpp"
 #include "ops/op_families.hpp"
 
 namespace tapeflow::cpu {

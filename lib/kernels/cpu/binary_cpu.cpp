@@ -1,8 +1,8 @@
 // CPU kernels of the binary ops beyond the basic four: floordiv, floormod, pow, maximum, minimum,
 // squared_difference, divide_no_nan. Same loops as add (elementwise_loops.hpp), other functors
-// (kernels/elementwise_functors.hpp); registered through register_elementwise_cpu.
+// (kernels/shared/elementwise_functors.hpp); registered through register_elementwise_cpu.
 #include "kernels/cpu/elementwise_loops.hpp"
-#include "kernels/elementwise_functors.hpp"
+#include "kernels/shared/elementwise_functors.hpp"
 
 namespace tapeflow::cpu::ew {
 

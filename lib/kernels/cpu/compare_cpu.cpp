@@ -1,7 +1,7 @@
 // CPU kernels of the comparisons (bool results), the logical ops and where (SelectV2, three-way
 // broadcasting). Loops and broadcast runs: elementwise_loops.hpp; math: elementwise_functors.hpp.
 #include "kernels/cpu/elementwise_loops.hpp"
-#include "kernels/elementwise_functors.hpp"
+#include "kernels/shared/elementwise_functors.hpp"
 
 namespace tapeflow::cpu::ew {
 namespace {

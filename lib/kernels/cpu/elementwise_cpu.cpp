@@ -1,11 +1,12 @@
 // CPU kernels of the four basic arithmetic ops and add_n, and the registration of the whole
 // element-wise family: the other binary ops live in binary_cpu.cpp, the unary ops in unary_cpu.cpp,
 // comparisons, logic and where in compare_cpu.cpp (split so that each file compiles in reasonable
-// time). The math is in kernels/elementwise_functors.hpp, the loops in elementwise_loops.hpp.
+// time). The math is in kernels/shared/elementwise_functors.hpp, the loops in
+// elementwise_loops.hpp.
 #include <vector>
 
 #include "kernels/cpu/elementwise_loops.hpp"
-#include "kernels/elementwise_functors.hpp"
+#include "kernels/shared/elementwise_functors.hpp"
 #include "ops/op_families.hpp"
 
 namespace tapeflow::cpu::ew {

@@ -1,7 +1,7 @@
 // The CPU loops behind every element-wise kernel: unary (linear, or xsimd batches), binary and
 // three-way (where) with NumPy broadcasting, and the arithmetic kernel template. Internal to the
 // element-wise kernel files (elementwise_cpu.cpp, binary_cpu.cpp, unary_cpu.cpp, compare_cpu.cpp);
-// the math itself is in kernels/elementwise_functors.hpp.
+// the math itself is in kernels/shared/elementwise_functors.hpp.
 //
 // NOTE [Broadcast runs]: an element-wise op with broadcasting is executed as a sequence of *runs*:
 // contiguous stretches of the output along the innermost (merged) dimension, in which each operand

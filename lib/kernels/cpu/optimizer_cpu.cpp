@@ -1,14 +1,15 @@
-// CPU kernels of the training ops: each optimizer's update functor (kernels/optimizer_functors.hpp,
-// shared with the CUDA kernels) run as one fused pass over the variable, its slots and the gradient
-// (xsimd batches, then a scalar tail; threads for large variables). Sparse ops run the same
-// functor over the listed rows only (indices are unique: lib/ops/training_ops.cpp sums duplicates).
+// CPU kernels of the training ops: each optimizer's update functor
+// (kernels/shared/optimizer_functors.hpp, shared with the CUDA kernels) run as one fused pass over
+// the variable, its slots and the gradient (xsimd batches, then a scalar tail; threads for large
+// variables). Sparse ops run the same functor over the listed rows only (indices are unique:
+// lib/ops/training_ops.cpp sums duplicates).
 #include <array>
 #include <utility>
 
 #include <xsimd/xsimd.hpp>
 
 #include "core/parallel.hpp"
-#include "kernels/optimizer_attrs.hpp"
+#include "kernels/shared/optimizer_attrs.hpp"
 #include "ops/op_families.hpp"
 
 namespace tapeflow {

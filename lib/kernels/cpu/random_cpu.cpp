@@ -1,11 +1,11 @@
 // CPU kernels of the random ops. Each element is computed from (stream, index) alone, so the result
-// does not depend on how parallel_for splits the work. See lib/random/philox.hpp.
+// does not depend on how parallel_for splits the work. See lib/kernels/shared/philox.hpp.
 #include <cstring>
 
 #include "core/dtype_dispatch.hpp"
 #include "core/parallel.hpp"
 #include "kernels/cpu/kernels_cpu.hpp"
-#include "random/philox.hpp"
+#include "kernels/shared/philox.hpp"
 
 namespace tapeflow::cpu {
 namespace {

@@ -3,7 +3,7 @@
 // the simple ops are plain loops the compiler vectorizes. Comparisons, logic and where are in
 // compare_cpu.cpp; the shared loops in elementwise_loops.hpp.
 #include "kernels/cpu/elementwise_loops.hpp"
-#include "kernels/elementwise_functors.hpp"
+#include "kernels/shared/elementwise_functors.hpp"
 
 namespace tapeflow::cpu::ew {
 namespace {

@@ -1,14 +1,14 @@
 // Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC 2011): a
-// counter-based generator. Output block = f(key, counter), so element i of a random tensor is a pure
-// function of (seeds, call number, i): identical for any thread count and on CPU and GPU.
-// Also the distribution transforms shared by the CPU and CUDA kernels.
+// counter-based generator. Output block = f(key, counter), so element i of a random tensor is a
+// pure function of (seeds, call number, i): identical for any thread count and on CPU and GPU. Also
+// the distribution transforms shared by the CPU and CUDA kernels.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 
 #include "core/hd.hpp"
-#include "random/exact_math.hpp"
+#include "kernels/shared/exact_math.hpp"
 
 namespace tapeflow::philox {
 
@@ -67,7 +67,8 @@ TAPEFLOW_HD inline double unit_double(uint32_t hi, uint32_t lo) {
 }
 
 /// Box-Muller: two independent standard normals from two uniforms in [0, 1), with the log, sin and
-/// cos of exact_math.hpp, so host and device give the same bits (the libm functions differ by ulps).
+/// cos of exact_math.hpp, so host and device give the same bits (the libm functions differ by
+/// ulps).
 TAPEFLOW_HD inline void box_muller(double u1, double u2, double& z0, double& z1) {
     // 1 - u1 is in (0, 1]: log is finite
     const double radius = exact::sqrt(exact::mul(-2.0, exact::log(1.0 - u1)));
@@ -77,8 +78,8 @@ TAPEFLOW_HD inline void box_muller(double u1, double u2, double& z0, double& z1)
     z1 = exact::mul(radius, s);
 }
 
-/// a + b * x with the product rounded on its own (no fma on either device): the affine step of every
-/// distribution, shared so that CPU and CUDA kernels round alike.
+/// a + b * x with the product rounded on its own (no fma on either device): the affine step of
+/// every distribution, shared so that CPU and CUDA kernels round alike.
 TAPEFLOW_HD inline double affine(double a, double b, double x) { return a + exact::mul(b, x); }
 TAPEFLOW_HD inline float affine(float a, float b, float x) { return a + exact::mul(b, x); }
 

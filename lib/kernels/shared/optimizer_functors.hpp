@@ -9,11 +9,11 @@
 #include <cstddef>
 
 #include "core/hd.hpp"
-#include "kernels/activation_functors.hpp"
+#include "kernels/shared/activation_functors.hpp"
 
 namespace tapeflow::opt {
 
-/// The attrs of a training op as plain values (kernels/optimizer_attrs.hpp reads them); each
+/// The attrs of a training op as plain values (kernels/shared/optimizer_attrs.hpp reads them); each
 /// functor takes the ones its op sets. Built on the host, passed by value to the CUDA launchers.
 struct Hyper {
     double alpha = 0, lr = 0, l1 = 0, l2 = 0, momentum = 0, rho = 0, epsilon = 0;

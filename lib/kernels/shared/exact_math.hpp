@@ -1,8 +1,9 @@
 // log, sin and cos in double that give the same bits on the host and on a CUDA device, for the
 // random generators (seeded numbers must not depend on the device). fdlibm's algorithms (< 1 ulp)
 // written with IEEE basic operations only, each product rounded on its own: g++ contracts a * b + c
-// into an fma even with -std=c++20 (C++ has no ISO fp-contract mode in GCC) and nvcc does by default,
-// so every product goes through exact::mul (device: __dmul_rn, never fused; host: a register barrier).
+// into an fma even with -std=c++20 (C++ has no ISO fp-contract mode in GCC) and nvcc does by
+// default, so every product goes through exact::mul (device: __dmul_rn, never fused; host: a
+// register barrier).
 #pragma once
 
 #include <cmath>
@@ -159,8 +160,8 @@ TAPEFLOW_HD inline double product_error(double a, double b, double product) {
 }
 
 /// sin(2 pi u) and cos(2 pi u) for turns u in [0, 2^50) (the random generators pass u in [0, 1)).
-/// Reduced in turns, which is exact: u = q/4 + r/4 with |r| <= 1/2, then x = r pi/2 as a double plus
-/// tail. So sin(2 pi u) keeps its relative accuracy even next to its zeros (0.5, 1).
+/// Reduced in turns, which is exact: u = q/4 + r/4 with |r| <= 1/2, then x = r pi/2 as a double
+/// plus tail. So sin(2 pi u) keeps its relative accuracy even next to its zeros (0.5, 1).
 TAPEFLOW_HD inline void sincos_turns(double u, double& sin_out, double& cos_out) {
     constexpr double kPiOver2 = 1.57079632679489655800e+00;   // 0x3FF921FB54442D18
     constexpr double kPiOver2Lo = 6.123233995736766e-17;       // pi/2 - kPiOver2

@@ -1,12 +1,12 @@
 // The attrs of a training op read into the plain opt::Hyper that the shared update functors
-// (kernels/optimizer_functors.hpp) take: one reader for the CPU kernels and the CUDA glue. An
-// attr the op does not set stays 0 (each functor reads only its op's attrs).
+// (kernels/shared/optimizer_functors.hpp) take: one reader for the CPU kernels and the CUDA glue.
+// An attr the op does not set stays 0 (each functor reads only its op's attrs).
 #pragma once
 
 #include <string_view>
 #include <type_traits>
 
-#include "kernels/optimizer_functors.hpp"
+#include "kernels/shared/optimizer_functors.hpp"
 #include "ops/attrs.hpp"
 
 namespace tapeflow::opt {

@@ -1,0 +1,98 @@
+// The registry's completeness: every op of lib/ops/op_list.def has a gradient row (nullptr meaning
+// "not differentiable" counts), a CPU kernel and, in a build with the CUDA backend, a CUDA kernel
+// (unless it never runs a kernel), a row in the op-case table (tests/ops/op_cases.cpp) and an entry
+// in docs/ops.md. Each failure names the op and what it lacks.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <tapeflow/tapeflow.hpp>
+
+#include "ops/dispatch.hpp"
+#include "ops/op.hpp"
+#include "ops/op_cases.hpp"
+#include "ops/op_def.hpp"
+
+namespace tf = tapeflow;
+using tf::Op;
+
+namespace {
+
+// The op names of docs/ops.md's table: the first cell of each row, "| `name` | ...".
+std::set<std::string> documented_ops() {
+    const char* dir = std::getenv("TAPEFLOW_DOCS_DIR");
+    REQUIRE(dir != nullptr);  // set by tests/meson.build
+    std::ifstream in(std::string(dir) + "/ops.md");
+    REQUIRE(in.good());
+    std::set<std::string> names;
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("| `", 0) != 0) continue;
+        const std::size_t end = line.find('`', 3);
+        if (end != std::string::npos) names.insert(line.substr(3, end - 3));
+    }
+    return names;
+}
+
+}  // namespace
+
+TEST_CASE("every op has a gradient row, kernels, an op-case row and a docs entry", "[registry]") {
+    std::set<Op> covered;
+    for (const auto& c : tf::op_cases::all_cases()) covered.insert(c.covers.begin(), c.covers.end());
+    for (const auto& n : tf::op_cases::ops_without_cases()) covered.insert(n.op);
+    const std::set<std::string> documented = documented_ops();
+    const tf::KernelRegistry& registry = tf::kernel_registry();
+    // A build with the CUDA backend registers CUDA kernels; then every dispatched op needs one.
+    bool cuda_built = false;
+    for (int i = 0; i < tf::kNumOps; ++i) {
+        cuda_built = cuda_built || registry.has(static_cast<Op>(i), tf::DeviceType::cuda);
+    }
+    std::string missing;
+    auto lacks = [&](Op op, const char* what) {
+        missing.append("\n  ").append(tf::op_name(op)).append(": ").append(what);
+    };
+    for (int i = 0; i < tf::kNumOps; ++i) {
+        const auto op = static_cast<Op>(i);
+        try {
+            (void)tf::op_def(op);
+        } catch (const tf::errors::InternalError&) {
+            lacks(op, "no gradient row (a row with nullptr says 'not differentiable')");
+        }
+        const bool dispatched = tf::op_dispatch(op) != tf::DispatchOn::none;
+        if (dispatched && !registry.has(op, tf::DeviceType::cpu)) lacks(op, "no CPU kernel");
+        if (!dispatched && registry.has(op, tf::DeviceType::cpu)) {
+            lacks(op, "a CPU kernel, but op_list.def dispatches it on `none`");
+        }
+        if (cuda_built && dispatched && !registry.has(op, tf::DeviceType::cuda)) {
+            lacks(op, "no CUDA kernel");
+        }
+        if (covered.count(op) == 0) lacks(op, "no row in tests/ops/op_cases.cpp");
+        if (documented.count(std::string(tf::op_name(op))) == 0) lacks(op, "no entry in docs/ops.md");
+    }
+    INFO("ops that lack a part:" << missing);
+    CHECK(missing.empty());
+    if (!cuda_built) WARN("no CUDA kernels registered (CPU-only build): CUDA kernels not checked");
+}
+
+TEST_CASE("docs/ops.md lists only ops of op_list.def", "[registry]") {
+    std::set<std::string> names;
+    for (int i = 0; i < tf::kNumOps; ++i) names.insert(std::string(tf::op_name(static_cast<Op>(i))));
+    for (const std::string& d : documented_ops()) {
+        CAPTURE(d);
+        CHECK(names.count(d) == 1);
+    }
+}
+
+TEST_CASE("op-case rows have unique names and name only real dtypes", "[registry]") {
+    std::set<std::string> seen;
+    for (const auto& c : tf::op_cases::all_cases()) {
+        CAPTURE(c.name);
+        CHECK(seen.insert(c.name).second);
+        CHECK_FALSE(c.covers.empty());
+        CHECK_FALSE(c.dtypes.empty());
+    }
+}
