@@ -9,7 +9,14 @@
 #include "launch.hpp"
 #include "ops/dispatch.hpp"
 
+namespace tapeflow::nn_detail {
+struct Window2d;  // ops/nn_common.hpp
+}
+
 namespace tapeflow::cuda_ops {
+
+/// The launchers' Window of a CPU window geometry (ops_cuda_nn.cpp).
+cuda_launch::Window window_of(const nn_detail::Window2d& w);
 
 inline cuda_launch::Elem elem_of(DType dtype) { return static_cast<cuda_launch::Elem>(dtype); }
 
@@ -42,5 +49,7 @@ void register_reduce_cuda(KernelRegistry& r);
 void register_array_cuda(KernelRegistry& r);
 void register_nn_cuda(KernelRegistry& r);
 void register_training_cuda(KernelRegistry& r);
+void register_sort_cuda(KernelRegistry& r);       // ops_cuda_sort.cpp
+void register_depthwise_cuda(KernelRegistry& r);  // ops_cuda_depthwise.cpp
 
 }  // namespace tapeflow::cuda_ops

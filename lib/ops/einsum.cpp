@@ -327,15 +327,20 @@ Tensor contract(const Operand& a, const Operand& b, const Labels& out) {
     }
     const Labels batch_a = only_in(batch, a.labels);
     const Labels batch_b = only_in(batch, b.labels);
-    // [batch, rows, inner] x [batch, inner, cols]; an operand already laid out as the transpose
-    // of that goes to matmul as it is, with its transpose flag set (no copy).
+    // [batch, rows, inner] x [batch, inner, cols]. An operand laid out as the transpose of that
+    // goes to matmul as it is, with its transpose flag set (no copy); one that needs a copy
+    // anyway keeps its last axis last, so that the copy moves whole rows.
     const bool contracts = !summed.empty();
+    const auto flag = [&](const Labels& labels, const Labels& std_form, const Labels& alt_form) {
+        if (!contracts || labels == std_form) return false;
+        return labels == alt_form || (labels.back() == alt_form.back() && labels.back() != std_form.back());
+    };
     const Labels std_a = concat_labels({&batch_a, &free_a, &summed});
     const Labels alt_a = concat_labels({&batch_a, &summed, &free_a});
     const Labels std_b = concat_labels({&batch_b, &summed, &free_b});
     const Labels alt_b = concat_labels({&batch_b, &free_b, &summed});
-    const bool ta = contracts && a.labels != std_a && a.labels == alt_a;
-    const bool tb = contracts && b.labels != std_b && b.labels == alt_b;
+    const bool ta = flag(a.labels, std_a, alt_a);
+    const bool tb = flag(b.labels, std_b, alt_b);
     const Tensor pa = permute(a.t, a.labels, ta ? alt_a : std_a);
     const Tensor pb = permute(b.t, b.labels, tb ? alt_b : std_b);
     const std::size_t na = batch_a.size();
