@@ -2,7 +2,8 @@
 // run, forward + backward: einsum "bqhd,bkhd->bhqk" (attention logits, B=8, T=S=256, N=4, H=32),
 // a 3x3 depthwise convolution (SAME, [8, 56, 56, 64]) and a 3x3 stride-2 transposed convolution
 // ([8, 16, 16, 64] -> [8, 32, 32, 32]).
-//   build/benchmarks/bench_models --benchmark_format=json > models.json && benchmarks/compare.py models.json
+//   build/benchmarks/bench_models --benchmark_format=json > models.json && benchmarks/compare.py
+//   models.json
 #include <benchmark/benchmark.h>
 
 #include <tapeflow/tapeflow.hpp>
@@ -20,7 +21,8 @@ void fwd_bwd(benchmark::State& state, const std::vector<tf::Tensor>& inputs, F f
     const tf::Tensor g = tf::random::normal(f(inputs).shape(), 0, 1, tf::float32, 9);
     for (auto _ : state) {
         tf::GradientTape tape;
-        for (const auto& t : inputs) tape.watch(t);
+        for (const auto& t : inputs)
+            tape.watch(t);
         const tf::Tensor y = f(inputs);
         auto grads = tape.gradient(tf::reduce_sum(y * g), inputs);
         benchmark::DoNotOptimize(grads[0].dense().raw_data());
@@ -38,7 +40,9 @@ void BM_depthwise(benchmark::State& state) {
     fwd_bwd(state,
             {tf::random::normal({8, 56, 56, 64}, 0, 1, tf::float32, 3),
              tf::random::normal({3, 3, 64, 1}, 0, 1, tf::float32, 4)},
-            [](const std::vector<tf::Tensor>& in) { return tf::nn::depthwise_conv2d(in[0], in[1], 1, "SAME"); });
+            [](const std::vector<tf::Tensor>& in) {
+                return tf::nn::depthwise_conv2d(in[0], in[1], 1, "SAME");
+            });
 }
 
 void BM_conv_transpose(benchmark::State& state) {

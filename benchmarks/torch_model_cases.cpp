@@ -13,7 +13,8 @@ namespace {
 // Forward, then the gradients of sum(y * g) for every input.
 template <class F>
 void fwd_bwd(benchmark::State& state, std::vector<torch::Tensor> inputs, F f) {
-    for (auto& t : inputs) t.requires_grad_(true);
+    for (auto& t : inputs)
+        t.requires_grad_(true);
     const torch::Tensor g = torch::randn(f(inputs).sizes());
     for (auto _ : state) {
         const torch::Tensor y = f(inputs);
@@ -23,12 +24,16 @@ void fwd_bwd(benchmark::State& state, std::vector<torch::Tensor> inputs, F f) {
 }
 
 void einsum(benchmark::State& state) {
-    fwd_bwd(state, {torch::randn({8, 256, 4, 32}), torch::randn({8, 256, 4, 32})},
-            [](const std::vector<torch::Tensor>& in) { return torch::einsum("bqhd,bkhd->bhqk", {in[0], in[1]}); });
+    fwd_bwd(state,
+            {torch::randn({8, 256, 4, 32}), torch::randn({8, 256, 4, 32})},
+            [](const std::vector<torch::Tensor>& in) {
+                return torch::einsum("bqhd,bkhd->bhqk", {in[0], in[1]});
+            });
 }
 
 void depthwise(benchmark::State& state) {
-    fwd_bwd(state, {torch::randn({8, 64, 56, 56}), torch::randn({64, 1, 3, 3})},
+    fwd_bwd(state,
+            {torch::randn({8, 64, 56, 56}), torch::randn({64, 1, 3, 3})},
             [](const std::vector<torch::Tensor>& in) {
                 return torch::conv2d(in[0], in[1], {}, 1, 1, 1, 64);
             });
@@ -36,7 +41,8 @@ void depthwise(benchmark::State& state) {
 
 void conv_transpose(benchmark::State& state) {
     // padding 1, output_padding 1: 16 -> 32, as TensorFlow's SAME with output_shape 32.
-    fwd_bwd(state, {torch::randn({8, 64, 16, 16}), torch::randn({64, 32, 3, 3})},
+    fwd_bwd(state,
+            {torch::randn({8, 64, 16, 16}), torch::randn({64, 32, 3, 3})},
             [](const std::vector<torch::Tensor>& in) {
                 return torch::conv_transpose2d(in[0], in[1], {}, 2, 1, 1);
             });
@@ -45,10 +51,14 @@ void conv_transpose(benchmark::State& state) {
 }  // namespace
 
 void register_einsum() {
-    benchmark::RegisterBenchmark("models/einsum_bqhd_bkhd/libtorch", einsum)->UseRealTime()->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("models/einsum_bqhd_bkhd/libtorch", einsum)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
 }
 void register_depthwise() {
-    benchmark::RegisterBenchmark("models/depthwise_3x3/libtorch", depthwise)->UseRealTime()->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("models/depthwise_3x3/libtorch", depthwise)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
 }
 void register_conv_transpose() {
     benchmark::RegisterBenchmark("models/conv2d_transpose_3x3_s2/libtorch", conv_transpose)

@@ -51,7 +51,8 @@ __global__ void depthwise_input_kernel(Window w, int64_t mult, const T* f, const
                 if (tw < 0 || tw % w.sw != 0 || tw / w.sw >= w.ow) continue;
                 const T* g = dy + ((n * w.oh + th / w.sh) * w.ow + tw / w.sw) * cm + c * mult;
                 const T* ff = f + (i * w.kw + j) * cm + c * mult;
-                for (int64_t m = 0; m < mult; ++m) sum += g[m] * ff[m];
+                for (int64_t m = 0; m < mult; ++m)
+                    sum += g[m] * ff[m];
             }
         }
         dx[idx] = sum;
@@ -92,8 +93,13 @@ __global__ void depthwise_filter_kernel(Window w, int64_t mult, const T* x, cons
 
 }  // namespace
 
-cudaError_t depthwise_conv2d(Elem elem, const Window& w, int64_t mult, const void* x, const void* f,
-                             void* y, cudaStream_t stream) {
+cudaError_t depthwise_conv2d(Elem elem,
+                             const Window& w,
+                             int64_t mult,
+                             const void* x,
+                             const void* f,
+                             void* y,
+                             cudaStream_t stream) {
     const int64_t n = w.n * w.oh * w.ow * w.c * mult;
     if (n == 0) return cudaSuccess;
     return visit_real(elem, [&](auto tag) {
@@ -104,8 +110,13 @@ cudaError_t depthwise_conv2d(Elem elem, const Window& w, int64_t mult, const voi
     });
 }
 
-cudaError_t depthwise_backprop_input(Elem elem, const Window& w, int64_t mult, const void* f,
-                                     const void* dy, void* dx, cudaStream_t stream) {
+cudaError_t depthwise_backprop_input(Elem elem,
+                                     const Window& w,
+                                     int64_t mult,
+                                     const void* f,
+                                     const void* dy,
+                                     void* dx,
+                                     cudaStream_t stream) {
     const int64_t n = w.n * w.h * w.w * w.c;
     if (n == 0) return cudaSuccess;
     return visit_real(elem, [&](auto tag) {
@@ -116,8 +127,13 @@ cudaError_t depthwise_backprop_input(Elem elem, const Window& w, int64_t mult, c
     });
 }
 
-cudaError_t depthwise_backprop_filter(Elem elem, const Window& w, int64_t mult, const void* x,
-                                      const void* dy, void* df, cudaStream_t stream) {
+cudaError_t depthwise_backprop_filter(Elem elem,
+                                      const Window& w,
+                                      int64_t mult,
+                                      const void* x,
+                                      const void* dy,
+                                      void* df,
+                                      cudaStream_t stream) {
     const int64_t n = w.kh * w.kw * w.c * mult;
     if (n == 0) return cudaSuccess;
     const auto grid = static_cast<unsigned>(n < kMaxGridBlocks ? n : kMaxGridBlocks);

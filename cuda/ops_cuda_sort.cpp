@@ -10,10 +10,14 @@ void top_k_kernel(const KernelContext& ctx) {
     Tensor& values = ctx.outputs[0];
     const int64_t k = ctx.attrs.get<int64_t>("k");
     if (values.num_elements() == 0) return;
-    TAPEFLOW_CUDA_CHECK(cuda_launch::top_k(
-        elem_of(x.dtype()), x.raw_data(), values.mutable_raw_data(),
-        static_cast<int32_t*>(ctx.outputs[1].mutable_raw_data()), values.num_elements() / k,
-        x.shape()[-1], k, stream_of(ctx)));
+    TAPEFLOW_CUDA_CHECK(cuda_launch::top_k(elem_of(x.dtype()),
+                                           x.raw_data(),
+                                           values.mutable_raw_data(),
+                                           static_cast<int32_t*>(ctx.outputs[1].mutable_raw_data()),
+                                           values.num_elements() / k,
+                                           x.shape()[-1],
+                                           k,
+                                           stream_of(ctx)));
 }
 
 }  // namespace

@@ -22,8 +22,8 @@ __device__ __forceinline__ bool before(C va, int64_t a, C vb, int64_t b) {
 
 // One block: kThreads elements of one row (chunk `chunk` of row `row`); grid-stride over blocks.
 template <class T>
-__global__ void top_k_kernel(const T* x, T* values, int32_t* indices, int64_t rows, int64_t n,
-                             int64_t k) {
+__global__ void top_k_kernel(
+    const T* x, T* values, int32_t* indices, int64_t rows, int64_t n, int64_t k) {
     using C = compute_t<T>;
     __shared__ C tile[kThreads];
     const int64_t chunks = (n + kThreads - 1) / kThreads;
@@ -40,7 +40,8 @@ __global__ void top_k_kernel(const T* x, T* values, int32_t* indices, int64_t ro
             __syncthreads();
             const int64_t m = n - t0 < kThreads ? n - t0 : kThreads;
             if (mine) {
-                for (int64_t j = 0; j < m; ++j) rank += before(tile[j], t0 + j, v, i) ? 1 : 0;
+                for (int64_t j = 0; j < m; ++j)
+                    rank += before(tile[j], t0 + j, v, i) ? 1 : 0;
             }
         }
         if (mine && rank < k) {
@@ -52,8 +53,14 @@ __global__ void top_k_kernel(const T* x, T* values, int32_t* indices, int64_t ro
 
 }  // namespace
 
-cudaError_t top_k(Elem elem, const void* x, void* values, int32_t* indices, int64_t rows, int64_t n,
-                  int64_t k, cudaStream_t stream) {
+cudaError_t top_k(Elem elem,
+                  const void* x,
+                  void* values,
+                  int32_t* indices,
+                  int64_t rows,
+                  int64_t n,
+                  int64_t k,
+                  cudaStream_t stream) {
     if (rows == 0 || k == 0) return cudaSuccess;
     const int64_t blocks = rows * ((n + kThreads - 1) / kThreads);
     const auto grid = static_cast<unsigned>(blocks < kMaxGridBlocks ? blocks : kMaxGridBlocks);
@@ -62,8 +69,8 @@ cudaError_t top_k(Elem elem, const void* x, void* values, int32_t* indices, int6
         if constexpr (std::is_same_v<T, bool>) {
             return cudaErrorInvalidValue;
         } else {
-            top_k_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const T*>(x),
-                                                        static_cast<T*>(values), indices, rows, n, k);
+            top_k_kernel<<<grid, kThreads, 0, stream>>>(
+                static_cast<const T*>(x), static_cast<T*>(values), indices, rows, n, k);
             return cudaGetLastError();
         }
     });

@@ -24,15 +24,17 @@ struct Family {
     bool depthwise;
 };
 constexpr Family kConv2d{Op::conv2d, Op::conv2d_backprop_input, Op::conv2d_backprop_filter, false};
-constexpr Family kDepthwise{Op::depthwise_conv2d, Op::depthwise_conv2d_backprop_input,
-                            Op::depthwise_conv2d_backprop_filter, true};
+constexpr Family kDepthwise{Op::depthwise_conv2d,
+                            Op::depthwise_conv2d_backprop_input,
+                            Op::depthwise_conv2d_backprop_filter,
+                            true};
 
 template <Family F>
 Tensor forward(const Tensor& x, const Tensor& w, const Attrs& attrs) {
     const Window2d win = nn_detail::window_from(x.shape(), attrs);
     const int64_t channels = F.depthwise ? w.shape()[2] * w.shape()[3] : w.shape()[3];
-    return apply(F.forward, {x, w}, OutputSpec{Shape{win.n, win.oh, win.ow, channels}, x.dtype()},
-                 attrs);
+    return apply(
+        F.forward, {x, w}, OutputSpec{Shape{win.n, win.oh, win.ow, channels}, x.dtype()}, attrs);
 }
 
 template <Family F>
@@ -41,7 +43,10 @@ Tensor backprop_input(const Shape& x_shape, const Tensor& w, const Tensor& dy, c
 }
 
 template <Family F>
-Tensor backprop_filter(const Tensor& x, const Shape& w_shape, const Tensor& dy, const Attrs& attrs) {
+Tensor backprop_filter(const Tensor& x,
+                       const Shape& w_shape,
+                       const Tensor& dy,
+                       const Attrs& attrs) {
     return apply(F.backprop_filter, {x, dy}, OutputSpec{w_shape, dy.dtype()}, attrs);
 }
 
@@ -82,8 +87,13 @@ bool is_16bit(DType d) {
 }
 
 // Strides, dilations and padding of a 2-D window whose input sizes are already in `win`.
-void set_geometry(Op op, Window2d& win, const Ints& strides, std::string_view padding,
-                  const Paddings* explicit_pads, bool nchw, const Ints& dilations) {
+void set_geometry(Op op,
+                  Window2d& win,
+                  const Ints& strides,
+                  std::string_view padding,
+                  const Paddings* explicit_pads,
+                  bool nchw,
+                  const Ints& dilations) {
     const auto s = nn_detail::spatial_pair(op, strides, "strides", nchw);
     const auto d = nn_detail::spatial_pair(op, dilations, "dilations", nchw);
     win.sh = s[0];
@@ -119,15 +129,20 @@ void check_conv_inputs(Op op, const Tensor& input, const Tensor& filters, std::s
     const Shape& is = input.shape();
     const Shape& fs = filters.shape();
     if (is.rank() != 4) op_fail(op, "input must be 4-dimensional, got {}", is.debug_string());
-    if (fs.rank() != 4) op_fail(op, "filter must be 4-dimensional ({}): {}", layout, fs.debug_string());
+    if (fs.rank() != 4)
+        op_fail(op, "filter must be 4-dimensional ({}): {}", layout, fs.debug_string());
 }
 
 // The checks and geometry of conv2d (both overloads) and depthwise_conv2d; `explicit_pads` is
 // null for SAME/VALID.
 template <Family F>
-Tensor conv_impl(const Tensor& input, const Tensor& filters, const Ints& strides,
-                 std::string_view padding, const Paddings* explicit_pads,
-                 std::string_view data_format, const Ints& dilations) {
+Tensor conv_impl(const Tensor& input,
+                 const Tensor& filters,
+                 const Ints& strides,
+                 std::string_view padding,
+                 const Paddings* explicit_pads,
+                 std::string_view data_format,
+                 const Ints& dilations) {
     constexpr Op op = F.forward;
     check_conv_inputs(op, input, filters, F.depthwise ? "[H, W, in, multiplier]" : "HWIO");
     const bool nchw = nn_detail::is_nchw(op, data_format);
@@ -137,8 +152,12 @@ Tensor conv_impl(const Tensor& input, const Tensor& filters, const Ints& strides
     if (win.c != fs[2]) {
         op_fail(op,
                 "input depth must equal filter depth{}: {} vs {} (input {} {}, filter {} {})",
-                F.depthwise ? "" : " (grouped convolution is not supported)", win.c, fs[2],
-                is.debug_string(), data_format, fs.debug_string(),
+                F.depthwise ? "" : " (grouped convolution is not supported)",
+                win.c,
+                fs[2],
+                is.debug_string(),
+                data_format,
+                fs.debug_string(),
                 F.depthwise ? "[H, W, in, multiplier]" : "HWIO");
     }
     win.kh = fs[0];
@@ -147,8 +166,13 @@ Tensor conv_impl(const Tensor& input, const Tensor& filters, const Ints& strides
     const Attrs attrs = nn_detail::window_attrs(win);
     if (is_16bit(input.dtype())) {
         // The 16-bit floats compute in float32, through casts (which carry the gradient).
-        return cast(conv_impl<F>(cast(input, DType::float32), cast(filters, DType::float32),
-                                 strides, padding, explicit_pads, data_format, dilations),
+        return cast(conv_impl<F>(cast(input, DType::float32),
+                                 cast(filters, DType::float32),
+                                 strides,
+                                 padding,
+                                 explicit_pads,
+                                 data_format,
+                                 dilations),
                     input.dtype());
     }
     if (!nchw) return forward<F>(input, filters, attrs);
@@ -156,8 +180,12 @@ Tensor conv_impl(const Tensor& input, const Tensor& filters, const Ints& strides
 }
 
 // tf.nn.conv1d: conv2d over a unit height axis inserted before the width.
-Tensor conv1d_impl(const Tensor& input, const Tensor& filters, int64_t stride,
-                   std::string_view padding, std::string_view data_format, int64_t dilations) {
+Tensor conv1d_impl(const Tensor& input,
+                   const Tensor& filters,
+                   int64_t stride,
+                   std::string_view padding,
+                   std::string_view data_format,
+                   int64_t dilations) {
     constexpr Op op = Op::conv2d;
     check_conv_dtypes(op, input, filters);
     const bool ncw = data_format == "NCW";
@@ -167,73 +195,117 @@ Tensor conv1d_impl(const Tensor& input, const Tensor& filters, int64_t stride,
     const Shape& is = input.shape();
     const Shape& fs = filters.shape();
     if (is.rank() != 3) {
-        op_fail(op, "conv1d: input must be 3-dimensional ({}), got {}", ncw ? "[N, C, W]" : "[N, W, C]",
+        op_fail(op,
+                "conv1d: input must be 3-dimensional ({}), got {}",
+                ncw ? "[N, C, W]" : "[N, W, C]",
                 is.debug_string());
     }
     if (fs.rank() != 3) {
-        op_fail(op, "conv1d: filters must be 3-dimensional [W, in, out], got {}", fs.debug_string());
+        op_fail(
+            op, "conv1d: filters must be 3-dimensional [W, in, out], got {}", fs.debug_string());
     }
     const int64_t channels = ncw ? is[1] : is[2];
     if (channels != fs[1]) {
-        op_fail(op, "conv1d: input depth must equal filter depth: {} vs {} (input {} {}, filters {} "
-                    "[W, in, out])",
-                channels, fs[1], is.debug_string(), data_format, fs.debug_string());
+        op_fail(op,
+                "conv1d: input depth must equal filter depth: {} vs {} (input {} {}, filters {} "
+                "[W, in, out])",
+                channels,
+                fs[1],
+                is.debug_string(),
+                data_format,
+                fs.debug_string());
     }
     const int64_t unit = ncw ? 2 : 1;
-    const Tensor y = nn::conv2d(expand_dims(input, unit), expand_dims(filters, 0), {1, stride},
-                                padding, ncw ? "NCHW" : "NHWC", {1, dilations});
+    const Tensor y = nn::conv2d(expand_dims(input, unit),
+                                expand_dims(filters, 0),
+                                {1, stride},
+                                padding,
+                                ncw ? "NCHW" : "NHWC",
+                                {1, dilations});
     return squeeze(y, unit);
 }
 
 // tf.nn.conv2d_transpose: the input gradient of the conv2d that maps output_shape to input's
 // shape, with that conv2d's padding (SAME split as conv2d splits it).
-Tensor conv2d_transpose_impl(const Tensor& input, const Tensor& filters, const Shape& output_shape,
-                             const Ints& strides, std::string_view padding,
-                             std::string_view data_format, const Ints& dilations) {
+Tensor conv2d_transpose_impl(const Tensor& input,
+                             const Tensor& filters,
+                             const Shape& output_shape,
+                             const Ints& strides,
+                             std::string_view padding,
+                             std::string_view data_format,
+                             const Ints& dilations) {
     constexpr Op op = Op::conv2d_backprop_input;
     check_conv_inputs(op, input, filters, "[H, W, out, in]");
     const bool nchw = nn_detail::is_nchw(op, data_format);
     const Shape& is = input.shape();
     const Shape& fs = filters.shape();
     if (output_shape.rank() != 4) {
-        op_fail(op, "output_shape must have 4 dimensions ({}), got {}", data_format,
+        op_fail(op,
+                "output_shape must have 4 dimensions ({}), got {}",
+                data_format,
                 output_shape.debug_string());
     }
     Window2d win = window_of_input(output_shape, nchw);
     const Window2d in = window_of_input(is, nchw);
     if (win.c != fs[2]) {
-        op_fail(op, "the channels of output_shape {} must equal the filters' out dimension: {} vs {} "
-                    "(filters {} are [H, W, out, in])",
-                output_shape.debug_string(), win.c, fs[2], fs.debug_string());
+        op_fail(op,
+                "the channels of output_shape {} must equal the filters' out dimension: {} vs {} "
+                "(filters {} are [H, W, out, in])",
+                output_shape.debug_string(),
+                win.c,
+                fs[2],
+                fs.debug_string());
     }
     if (in.c != fs[3]) {
-        op_fail(op, "input depth must equal the filters' in dimension: {} vs {} (input {} {}, "
-                    "filters {} are [H, W, out, in])",
-                in.c, fs[3], is.debug_string(), data_format, fs.debug_string());
+        op_fail(op,
+                "input depth must equal the filters' in dimension: {} vs {} (input {} {}, "
+                "filters {} are [H, W, out, in])",
+                in.c,
+                fs[3],
+                is.debug_string(),
+                data_format,
+                fs.debug_string());
     }
     if (win.n != in.n) {
-        op_fail(op, "output_shape {} has batch {} but the input {} has batch {}",
-                output_shape.debug_string(), win.n, is.debug_string(), in.n);
+        op_fail(op,
+                "output_shape {} has batch {} but the input {} has batch {}",
+                output_shape.debug_string(),
+                win.n,
+                is.debug_string(),
+                in.n);
     }
     win.kh = fs[0];
     win.kw = fs[1];
     set_geometry(op, win, strides, padding, nullptr, nchw, dilations);
     if (win.oh != in.h || win.ow != in.w) {
-        op_fail(op, "a conv2d of output_shape {} with filters {} and padding \"{}\" gives [{}, {}] "
-                    "spatially, but the input {} has [{}, {}]; pick an output_shape whose "
-                    "convolution has the input's size",
-                output_shape.debug_string(), fs.debug_string(), padding, win.oh, win.ow,
-                is.debug_string(), in.h, in.w);
+        op_fail(op,
+                "a conv2d of output_shape {} with filters {} and padding \"{}\" gives [{}, {}] "
+                "spatially, but the input {} has [{}, {}]; pick an output_shape whose "
+                "convolution has the input's size",
+                output_shape.debug_string(),
+                fs.debug_string(),
+                padding,
+                win.oh,
+                win.ow,
+                is.debug_string(),
+                in.h,
+                in.w);
     }
     if (is_16bit(input.dtype())) {
-        return cast(conv2d_transpose_impl(cast(input, DType::float32), cast(filters, DType::float32),
-                                          output_shape, strides, padding, data_format, dilations),
+        return cast(conv2d_transpose_impl(cast(input, DType::float32),
+                                          cast(filters, DType::float32),
+                                          output_shape,
+                                          strides,
+                                          padding,
+                                          data_format,
+                                          dilations),
                     input.dtype());
     }
     const Attrs attrs = nn_detail::window_attrs(win);
     const Shape nhwc{win.n, win.h, win.w, win.c};
     if (!nchw) return backprop_input<kConv2d>(nhwc, filters, input, attrs);
-    return nn_detail::to_nchw(backprop_input<kConv2d>(nhwc, filters, nn_detail::to_nhwc(input), attrs));
+    return nn_detail::to_nchw(
+        backprop_input<kConv2d>(nhwc, filters, nn_detail::to_nhwc(input), attrs));
 }
 
 }  // namespace
@@ -251,23 +323,35 @@ Tensor conv2d(const Tensor& input, const Tensor& filters, const Ints& strides,
 
 Tensor conv2d(const Tensor& input, const Tensor& filters, const Ints& strides,
               const Paddings& padding, std::string_view data_format, const Ints& dilations) {
-    return conv_impl<kConv2d>(input, filters, strides, "EXPLICIT", &padding, data_format, dilations);
+    return conv_impl<kConv2d>(
+        input, filters, strides, "EXPLICIT", &padding, data_format, dilations);
 }
 
-Tensor conv1d(const Tensor& input, const Tensor& filters, int64_t stride, std::string_view padding,
-              std::string_view data_format, int64_t dilations) {
+Tensor conv1d(const Tensor& input,
+              const Tensor& filters,
+              int64_t stride,
+              std::string_view padding,
+              std::string_view data_format,
+              int64_t dilations) {
     return conv1d_impl(input, filters, stride, padding, data_format, dilations);
 }
 
-Tensor conv2d_transpose(const Tensor& input, const Tensor& filters, const Shape& output_shape,
-                        const Ints& strides, std::string_view padding, std::string_view data_format,
+Tensor conv2d_transpose(const Tensor& input,
+                        const Tensor& filters,
+                        const Shape& output_shape,
+                        const Ints& strides,
+                        std::string_view padding,
+                        std::string_view data_format,
                         const Ints& dilations) {
-    return conv2d_transpose_impl(input, filters, output_shape, strides, padding, data_format,
-                                 dilations);
+    return conv2d_transpose_impl(
+        input, filters, output_shape, strides, padding, data_format, dilations);
 }
 
-Tensor depthwise_conv2d(const Tensor& input, const Tensor& filter, const Ints& strides,
-                        std::string_view padding, std::string_view data_format,
+Tensor depthwise_conv2d(const Tensor& input,
+                        const Tensor& filter,
+                        const Ints& strides,
+                        std::string_view padding,
+                        std::string_view data_format,
                         const Ints& dilations) {
     return conv_impl<kDepthwise>(input, filter, strides, padding, nullptr, data_format, dilations);
 }

@@ -6,8 +6,6 @@
 // columns are each operand's free labels and whose inner axis is the contracted labels (a
 // broadcasting multiply when nothing is contracted). Gradients, on every device and to every
 // order, are those of the parts.
-#include <tapeflow/ops/einsum.hpp>
-
 #include <algorithm>
 #include <string>
 
@@ -16,6 +14,7 @@
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/ops/array.hpp>
 #include <tapeflow/ops/creation.hpp>
+#include <tapeflow/ops/einsum.hpp>
 #include <tapeflow/ops/math.hpp>
 
 namespace tapeflow {
@@ -52,7 +51,9 @@ struct Call {
             shapes.push_back(t.defined() ? t.shape().debug_string() : "undefined");
         }
         throw errors::InvalidArgumentError(
-            fmt::format("einsum '{}' with operand shapes {}: {}", equation, fmt::join(shapes, ", "),
+            fmt::format("einsum '{}' with operand shapes {}: {}",
+                        equation,
+                        fmt::join(shapes, ", "),
                         fmt::format(what, std::forward<Args>(args)...)),
             "Einsum");
     }
@@ -78,9 +79,11 @@ Labels parse_subscript(const Call& call, std::string_view s, std::string_view wh
         } else if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')) {
             labels.push_back(ch);
         } else {
-            call.fail("{} has the character '{}'; subscripts are letters a-z, A-Z and '...', "
-                      "with ',' between operands and '->' before the output",
-                      which, ch);
+            call.fail(
+                "{} has the character '{}'; subscripts are letters a-z, A-Z and '...', "
+                "with ',' between operands and '->' before the output",
+                which,
+                ch);
         }
     }
     return labels;
@@ -104,20 +107,25 @@ Equation parse(const Call& call) {
         begin = comma + 1;
     }
     if (e.text.size() != call.inputs.size()) {
-        call.fail("{} subscript(s) for {} operand(s); give one subscript per operand, separated by ','",
-                  e.text.size(), call.inputs.size());
+        call.fail(
+            "{} subscript(s) for {} operand(s); give one subscript per operand, separated by ','",
+            e.text.size(),
+            call.inputs.size());
     }
     for (std::size_t i = 0; i < e.text.size(); ++i) {
-        e.in.push_back(parse_subscript(call, e.text[i], fmt::format("subscript {} ('{}')", i, e.text[i])));
+        e.in.push_back(
+            parse_subscript(call, e.text[i], fmt::format("subscript {} ('{}')", i, e.text[i])));
     }
     if (arrow == std::string::npos) {
         // Implicit output: the labels that appear once, in ASCII order, after `...` if any.
         bool ellipsis = false;
-        for (const Labels& in : e.in) ellipsis = ellipsis || has(in, kEllipsis);
+        for (const Labels& in : e.in)
+            ellipsis = ellipsis || has(in, kEllipsis);
         if (ellipsis) e.out.push_back(kEllipsis);
         for (int label = 'A'; label <= 'z'; ++label) {
             int count = 0;
-            for (const Labels& in : e.in) count += static_cast<int>(std::count(in.begin(), in.end(), label));
+            for (const Labels& in : e.in)
+                count += static_cast<int>(std::count(in.begin(), in.end(), label));
             if (count == 1) e.out.push_back(label);
         }
         return e;
@@ -131,11 +139,13 @@ Equation parse(const Call& call) {
                       label_name(label));
         }
         bool found = false;
-        for (const Labels& in : e.in) found = found || has(in, label);
+        for (const Labels& in : e.in)
+            found = found || has(in, label);
         if (!found) {
-            call.fail("the output label '{}' is in no input subscript; every output label must "
-                      "label a dimension of an operand",
-                      label_name(label));
+            call.fail(
+                "the output label '{}' is in no input subscript; every output label must "
+                "label a dimension of an operand",
+                label_name(label));
         }
     }
     return e;
@@ -157,14 +167,24 @@ std::vector<Operand> expand(const Call& call, Equation& e) {
         const auto named = static_cast<int64_t>(labels.size()) - (ellipsis ? 1 : 0);
         const int64_t rank = call.inputs[i].rank();
         if (!ellipsis && rank != named) {
-            call.fail("subscript {} ('{}') has {} label(s) but operand {} has rank {}; give one "
-                      "label per dimension, or '...' for the dimensions without one",
-                      i, e.text[i], named, i, rank);
+            call.fail(
+                "subscript {} ('{}') has {} label(s) but operand {} has rank {}; give one "
+                "label per dimension, or '...' for the dimensions without one",
+                i,
+                e.text[i],
+                named,
+                i,
+                rank);
         }
         if (ellipsis && rank < named) {
-            call.fail("subscript {} ('{}') has {} named label(s) but operand {} has rank {}; "
-                      "remove labels",
-                      i, e.text[i], named, i, rank);
+            call.fail(
+                "subscript {} ('{}') has {} named label(s) but operand {} has rank {}; "
+                "remove labels",
+                i,
+                e.text[i],
+                named,
+                i,
+                rank);
         }
         covered[i] = ellipsis ? rank - named : 0;
         widest = std::max(widest, covered[i]);
@@ -176,18 +196,21 @@ std::vector<Operand> expand(const Call& call, Equation& e) {
                 out.push_back(label);
                 continue;
             }
-            for (int64_t k = widest - count; k < widest; ++k) out.push_back(kBroadcast + static_cast<int>(k));
+            for (int64_t k = widest - count; k < widest; ++k)
+                out.push_back(kBroadcast + static_cast<int>(k));
         }
         return out;
     };
     std::vector<Operand> ops;
-    for (std::size_t i = 0; i < n; ++i) ops.push_back({call.inputs[i], expanded(e.in[i], covered[i])});
+    for (std::size_t i = 0; i < n; ++i)
+        ops.push_back({call.inputs[i], expanded(e.in[i], covered[i])});
     if (has(e.out, kEllipsis)) {
         e.out = expanded(e.out, widest);
     } else if (widest > 0) {
-        call.fail("the '...' of the operands covers {} dimension(s) but the output subscript has no "
-                  "'...'; add '...' to the output (or sum those dimensions with reduce_sum first)",
-                  widest);
+        call.fail(
+            "the '...' of the operands covers {} dimension(s) but the output subscript has no "
+            "'...'; add '...' to the output (or sum those dimensions with reduce_sum first)",
+            widest);
     }
     return ops;
 }
@@ -205,14 +228,25 @@ void check_sizes(const Call& call, const std::vector<Operand>& ops) {
                 const int64_t e = other.t.shape()[b];
                 if (label >= kBroadcast) {
                     if (d != e && d != 1 && e != 1) {
-                        call.fail("the '...' dimensions of the operands do not broadcast ({} vs {} "
-                                  "in dimension {} of operand {}); make them equal or 1",
-                                  e, d, a, i);
+                        call.fail(
+                            "the '...' dimensions of the operands do not broadcast ({} vs {} "
+                            "in dimension {} of operand {}); make them equal or 1",
+                            e,
+                            d,
+                            a,
+                            i);
                     }
                 } else if (d != e) {
-                    call.fail("label '{}' has size {} in dimension {} of operand {} but size {} in "
-                              "dimension {} of operand {}; a label must have one size everywhere",
-                              label_name(label), e, b, j, d, a, i);
+                    call.fail(
+                        "label '{}' has size {} in dimension {} of operand {} but size {} in "
+                        "dimension {} of operand {}; a label must have one size everywhere",
+                        label_name(label),
+                        e,
+                        b,
+                        j,
+                        d,
+                        a,
+                        i);
                 }
             }
         }
@@ -257,7 +291,8 @@ Operand take_diagonals(Operand x) {
         // Element (k, k, ..., k) of the merged axes is at k * (1 + d + d^2 + ...).
         const int64_t stride = d > 1 ? (merged - 1) / (d - 1) : 1;
         std::vector<int64_t> at(static_cast<std::size_t>(d));
-        for (int64_t k = 0; k < d; ++k) at[static_cast<std::size_t>(k)] = k * stride;
+        for (int64_t k = 0; k < d; ++k)
+            at[static_cast<std::size_t>(k)] = k * stride;
         dims.push_back(merged);
         const Tensor flat = reshape(transpose(x.t, perm), Shape(dims));
         const Tensor indices = constant(at, Shape{d}, DType::int64).to(x.t.device());
@@ -284,12 +319,14 @@ Operand sum_own_labels(Operand x, const Labels& other, const Labels& out) {
 
 std::vector<int64_t> dims_of(const Tensor& t, std::size_t from, std::size_t to) {
     const auto& d = t.shape().dims();
-    return {d.begin() + static_cast<std::ptrdiff_t>(from), d.begin() + static_cast<std::ptrdiff_t>(to)};
+    return {d.begin() + static_cast<std::ptrdiff_t>(from),
+            d.begin() + static_cast<std::ptrdiff_t>(to)};
 }
 
 int64_t product(const std::vector<int64_t>& dims) {
     int64_t p = 1;
-    for (const int64_t d : dims) p *= d;
+    for (const int64_t d : dims)
+        p *= d;
     return p;
 }
 
@@ -303,7 +340,8 @@ Labels only_in(const Labels& labels, const Labels& keep) {
 
 Labels concat_labels(std::initializer_list<const Labels*> parts) {
     Labels out;
-    for (const Labels* p : parts) out.insert(out.end(), p->begin(), p->end());
+    for (const Labels* p : parts)
+        out.insert(out.end(), p->begin(), p->end());
     return out;
 }
 
@@ -333,7 +371,8 @@ Tensor contract(const Operand& a, const Operand& b, const Labels& out) {
     const bool contracts = !summed.empty();
     const auto flag = [&](const Labels& labels, const Labels& std_form, const Labels& alt_form) {
         if (!contracts || labels == std_form) return false;
-        return labels == alt_form || (labels.back() == alt_form.back() && labels.back() != std_form.back());
+        return labels == alt_form ||
+               (labels.back() == alt_form.back() && labels.back() != std_form.back());
     };
     const Labels std_a = concat_labels({&batch_a, &free_a, &summed});
     const Labels alt_a = concat_labels({&batch_a, &summed, &free_a});
@@ -347,11 +386,14 @@ Tensor contract(const Operand& a, const Operand& b, const Labels& out) {
     const std::size_t nb = batch_b.size();
     const auto rank_a = static_cast<std::size_t>(pa.rank());
     const auto rank_b = static_cast<std::size_t>(pb.rank());
-    const auto rows_dims = dims_of(pa, ta ? na + summed.size() : na, ta ? rank_a : na + free_a.size());
-    const auto cols_dims = dims_of(pb, tb ? nb : nb + summed.size(), tb ? nb + free_b.size() : rank_b);
+    const auto rows_dims =
+        dims_of(pa, ta ? na + summed.size() : na, ta ? rank_a : na + free_a.size());
+    const auto cols_dims =
+        dims_of(pb, tb ? nb : nb + summed.size(), tb ? nb + free_b.size() : rank_b);
     const int64_t m = product(rows_dims);
     const int64_t n = product(cols_dims);
-    const int64_t k = product(dims_of(pb, tb ? nb + free_b.size() : nb, tb ? rank_b : nb + summed.size()));
+    const int64_t k =
+        product(dims_of(pb, tb ? nb + free_b.size() : nb, tb ? rank_b : nb + summed.size()));
     const auto matrix = [](const Tensor& t, std::size_t batch_rank, int64_t r, int64_t c) {
         std::vector<int64_t> dims = dims_of(t, 0, batch_rank);
         dims.push_back(r);
@@ -363,12 +405,15 @@ Tensor contract(const Operand& a, const Operand& b, const Labels& out) {
         c = matrix(pa, na, m, 1) * matrix(pb, nb, 1, n);  // outer products: no sum to run
     } else {
         c = matmul(ta ? matrix(pa, na, k, m) : matrix(pa, na, m, k),
-                   tb ? matrix(pb, nb, n, k) : matrix(pb, nb, k, n), ta, tb);
+                   tb ? matrix(pb, nb, n, k) : matrix(pb, nb, k, n),
+                   ta,
+                   tb);
     }
     std::vector<int64_t> dims = dims_of(c, 0, static_cast<std::size_t>(c.rank()) - 2);
     dims.insert(dims.end(), rows_dims.begin(), rows_dims.end());
     dims.insert(dims.end(), cols_dims.begin(), cols_dims.end());
-    return permute(reshape(c, Shape(std::move(dims))), concat_labels({&batch, &free_a, &free_b}), out);
+    return permute(
+        reshape(c, Shape(std::move(dims))), concat_labels({&batch, &free_a, &free_b}), out);
 }
 
 }  // namespace
@@ -383,13 +428,15 @@ Tensor einsum(std::string_view equation, const std::vector<Tensor>& inputs) {
         if (!inputs[i].defined()) call.fail("operand {} is an undefined tensor", i);
     }
     if (inputs.size() == 2 && inputs[0].dtype() != inputs[1].dtype()) {
-        call.fail("the operands have dtypes {} and {}; cast one of them", dtype_name(inputs[0].dtype()),
+        call.fail("the operands have dtypes {} and {}; cast one of them",
+                  dtype_name(inputs[0].dtype()),
                   dtype_name(inputs[1].dtype()));
     }
     Equation e = parse(call);
     std::vector<Operand> ops = expand(call, e);
     check_sizes(call, ops);
-    for (Operand& op : ops) op = take_diagonals(std::move(op));
+    for (Operand& op : ops)
+        op = take_diagonals(std::move(op));
     if (ops.size() == 1) {
         const Operand x = sum_own_labels(std::move(ops[0]), {}, e.out);
         return permute(x.t, x.labels, e.out);

@@ -3,8 +3,6 @@
 // and back), ASCENDING the same on an order-reversing map of x (-x for floats, -x - 1 for signed
 // and 255 - x for unsigned integers, both exact), undone on the values. CPU kernel:
 // lib/kernels/cpu/topk_cpu.cpp; CUDA: cuda/topk_kernels.cu.
-#include <tapeflow/ops/sort.hpp>
-
 #include <algorithm>
 #include <limits>
 #include <numeric>
@@ -13,6 +11,7 @@
 #include <tapeflow/ops/array.hpp>
 #include <tapeflow/ops/creation.hpp>
 #include <tapeflow/ops/math.hpp>
+#include <tapeflow/ops/sort.hpp>
 
 #include "ops/apply.hpp"
 #include "ops/op_families.hpp"
@@ -28,11 +27,14 @@ Grads top_k_grad(const GradCtx& c) {
     const int64_t n = in_shape.rank() == 0 ? 1 : in_shape[-1];
     const int64_t k = indices.shape()[-1];
     const int64_t rows = k == 0 ? 0 : indices.num_elements() / k;
-    const Tensor row_start = range(0, static_cast<double>(rows * n), static_cast<double>(std::max<int64_t>(n, 1)),
+    const Tensor row_start = range(0,
+                                   static_cast<double>(rows * n),
+                                   static_cast<double>(std::max<int64_t>(n, 1)),
                                    DType::int64)
                                  .to(indices.device());
     const Tensor flat =
-        reshape(reshape(cast(indices, DType::int64), {rows, k}) + reshape(row_start, {rows, 1}), {rows * k, 1});
+        reshape(reshape(cast(indices, DType::int64), {rows, k}) + reshape(row_start, {rows, 1}),
+                {rows * k, 1});
     const Tensor g = reshape(c.grad(), {rows * k});
     return {reshape(scatter_nd(flat, g, Shape{in_shape.num_elements()}), in_shape)};
 }
@@ -61,13 +63,17 @@ Tensor reverse_order(const Tensor& x) {
 }
 
 // (values, indices) of x sorted along `axis`; `op_name` names sort or argsort in errors.
-std::pair<Tensor, Tensor> sort_impl(const Tensor& x, int64_t axis, std::string_view direction,
+std::pair<Tensor, Tensor> sort_impl(const Tensor& x,
+                                    int64_t axis,
+                                    std::string_view direction,
                                     std::string_view op_name) {
     if (!x.defined()) op_fail(kTopK, "the input of {} is an undefined tensor", op_name);
     const bool ascending = direction == "ASCENDING";
     if (!ascending && direction != "DESCENDING") {
-        op_fail(kTopK, "{}: direction should be one of \"ASCENDING\", \"DESCENDING\", got \"{}\"",
-                op_name, direction);
+        op_fail(kTopK,
+                "{}: direction should be one of \"ASCENDING\", \"DESCENDING\", got \"{}\"",
+                op_name,
+                direction);
     }
     if (x.rank() == 0) op_fail(kTopK, "{} needs a tensor of rank >= 1, got a scalar", op_name);
     const int64_t a = normalize_axis(axis, x.rank(), op_type(kTopK));
@@ -89,22 +95,32 @@ namespace math {
 std::pair<Tensor, Tensor> top_k(const Tensor& x, int64_t k, bool sorted) {
     if (!x.defined()) op_fail(kTopK, "input of 'top_k' is an undefined tensor");
     if (x.dtype() == DType::bool_) {
-        op_fail(kTopK, "top_k takes real numbers (float, int32, int64, uint8), got {} of shape {}",
-                dtype_name(x.dtype()), x.shape().debug_string());
+        op_fail(kTopK,
+                "top_k takes real numbers (float, int32, int64, uint8), got {} of shape {}",
+                dtype_name(x.dtype()),
+                x.shape().debug_string());
     }
     if (x.rank() < 1) {
-        op_fail(kTopK, "input must be at least 1-dimensional, got shape {}; top_k works along the "
-                       "last axis", x.shape().debug_string());
+        op_fail(kTopK,
+                "input must be at least 1-dimensional, got shape {}; top_k works along the "
+                "last axis",
+                x.shape().debug_string());
     }
     if (k < 0) op_fail(kTopK, "Need k >= 0, got {}", k);
     const int64_t n = x.shape()[-1];
     if (n > std::numeric_limits<int32_t>::max()) {
-        op_fail(kTopK, "the last dimension of shape {} is too large for int32 indices",
+        op_fail(kTopK,
+                "the last dimension of shape {} is too large for int32 indices",
                 x.shape().debug_string());
     }
     if (k > n) {
-        op_fail(kTopK, "input must have at least k={} columns, got shape {} with {} in its last "
-                       "dimension; use k <= {}", k, x.shape().debug_string(), n, n);
+        op_fail(kTopK,
+                "input must have at least k={} columns, got shape {} with {} in its last "
+                "dimension; use k <= {}",
+                k,
+                x.shape().debug_string(),
+                n,
+                n);
     }
     std::vector<int64_t> dims = x.shape().dims();
     dims.back() = k;

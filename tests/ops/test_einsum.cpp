@@ -2,10 +2,10 @@
 // products, summed labels, scalars, `...` broadcasting, the implicit form) against a brute-force
 // sum over all label values in float64, finite-difference gradients of first and second order,
 // integer operands, and each error of the subscripts.
-#include <catch2/catch.hpp>
-
 #include <map>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -36,37 +36,48 @@ std::vector<double> brute_force(const std::string& equation, const Tensors& inpu
     }
     std::map<char, int64_t> size;
     for (std::size_t i = 0; i < subs.size(); ++i) {
-        for (std::size_t a = 0; a < subs[i].size(); ++a) size[subs[i][a]] = inputs[i].shape()[static_cast<int64_t>(a)];
+        for (std::size_t a = 0; a < subs[i].size(); ++a)
+            size[subs[i][a]] = inputs[i].shape()[static_cast<int64_t>(a)];
     }
     std::vector<char> labels;
-    for (const auto& [l, n] : size) labels.push_back(l);
+    for (const auto& [l, n] : size)
+        labels.push_back(l);
     std::vector<std::vector<double>> vals;
-    for (const auto& t : inputs) vals.push_back(t.to_vector<double>());
+    for (const auto& t : inputs)
+        vals.push_back(t.to_vector<double>());
     const auto offset = [&](const std::string& sub, const std::map<char, int64_t>& at) {
         int64_t o = 0;
-        for (const char l : sub) o = o * size[l] + at.at(l);
+        for (const char l : sub)
+            o = o * size[l] + at.at(l);
         return o;
     };
     int64_t out_n = 1;
-    for (const char l : out) out_n *= size[l];
+    for (const char l : out)
+        out_n *= size[l];
     std::vector<double> result(static_cast<std::size_t>(out_n), 0.0);
     std::map<char, int64_t> at;
-    for (const char l : labels) at[l] = 0;
+    for (const char l : labels)
+        at[l] = 0;
     for (;;) {
         bool empty = false;
-        for (const char l : labels) empty = empty || size[l] == 0;
+        for (const char l : labels)
+            empty = empty || size[l] == 0;
         if (empty) break;
         double p = 1;
-        for (std::size_t i = 0; i < subs.size(); ++i) p *= vals[i][static_cast<std::size_t>(offset(subs[i], at))];
+        for (std::size_t i = 0; i < subs.size(); ++i)
+            p *= vals[i][static_cast<std::size_t>(offset(subs[i], at))];
         result[static_cast<std::size_t>(offset(out, at))] += p;
         std::size_t d = labels.size();
-        while (d > 0 && ++at[labels[d - 1]] == size[labels[d - 1]]) at[labels[--d]] = 0;
+        while (d > 0 && ++at[labels[d - 1]] == size[labels[d - 1]])
+            at[labels[--d]] = 0;
         if (d == 0) break;
     }
     return result;
 }
 
-void check_values(const std::string& equation, const Tensors& inputs, const std::string& explicit_eq,
+void check_values(const std::string& equation,
+                  const Tensors& inputs,
+                  const std::string& explicit_eq,
                   const tf::Shape& shape) {
     INFO(equation);
     const tf::Tensor got = tf::einsum(equation, inputs);
@@ -74,13 +85,16 @@ void check_values(const std::string& equation, const Tensors& inputs, const std:
     const auto want = brute_force(explicit_eq, inputs);
     const auto have = got.to_vector<double>();
     REQUIRE(have.size() == want.size());
-    for (std::size_t i = 0; i < want.size(); ++i) CHECK(have[i] == Approx(want[i]).margin(1e-12));
+    for (std::size_t i = 0; i < want.size(); ++i)
+        CHECK(have[i] == Approx(want[i]).margin(1e-12));
 }
 
 }  // namespace
 
 TEST_CASE("einsum matches a brute-force sum for every subscript form", "[einsum]") {
-    const auto r = [](tf::Shape s, uint64_t seed = 1) { return random_f64(s, -1, 1, seed); };
+    const auto r = [](tf::Shape s, uint64_t seed = 1) {
+        return random_f64(s, -1, 1, seed);
+    };
     struct Case {
         std::string equation;
         Tensors inputs;
@@ -126,7 +140,8 @@ TEST_CASE("einsum matches a brute-force sum for every subscript form", "[einsum]
         {"ij,jk->ik", {r({0, 4}), r({4, 5}, 2)}, "ij,jk->ik", {0, 5}},
         {"ij,jk->ik", {r({3, 0}), r({0, 5}, 2)}, "ij,jk->ik", {3, 5}},
     };
-    for (const Case& c : cases) check_values(c.equation, c.inputs, c.explicit_eq, c.shape);
+    for (const Case& c : cases)
+        check_values(c.equation, c.inputs, c.explicit_eq, c.shape);
 }
 
 TEST_CASE("einsum '...' broadcasts like NumPy", "[einsum]") {
@@ -139,7 +154,8 @@ TEST_CASE("einsum '...' broadcasts like NumPy", "[einsum]") {
         INFO("comparison " << ++line);
         REQUIRE(x.shape() == y.shape());
         const auto u = x.to_vector<double>(), v = y.to_vector<double>();
-        for (std::size_t i = 0; i < u.size(); ++i) CHECK(u[i] == Approx(v[i]).margin(1e-12));
+        for (std::size_t i = 0; i < u.size(); ++i)
+            CHECK(u[i] == Approx(v[i]).margin(1e-12));
     };
     same(tf::einsum("...ij,...jk->...ik", {a, b}), tf::einsum("xyij,xyjk->xyik", {ab, bb}));
     same(tf::einsum("...ij,...jk", {a, b}), tf::einsum("xyij,xyjk->xyik", {ab, bb}));
@@ -158,7 +174,9 @@ TEST_CASE("einsum '...' broadcasts like NumPy", "[einsum]") {
 }
 
 TEST_CASE("einsum gradients, first and second order", "[einsum]") {
-    const auto r = [](tf::Shape s, uint64_t seed) { return random_f64(s, -1, 1, seed); };
+    const auto r = [](tf::Shape s, uint64_t seed) {
+        return random_f64(s, -1, 1, seed);
+    };
     struct Case {
         std::string equation;
         Tensors inputs;
@@ -176,16 +194,20 @@ TEST_CASE("einsum gradients, first and second order", "[einsum]") {
     };
     for (const Case& c : cases) {
         INFO(c.equation);
-        const auto f = [eq = c.equation](const Tensors& in) { return tf::einsum(eq, in); };
+        const auto f = [eq = c.equation](const Tensors& in) {
+            return tf::einsum(eq, in);
+        };
         check_gradients(f, c.inputs);
-        for (std::size_t i = 0; i < c.inputs.size(); ++i) check_gradients(gradient_fn(f, i), c.inputs);
+        for (std::size_t i = 0; i < c.inputs.size(); ++i)
+            check_gradients(gradient_fn(f, i), c.inputs);
     }
 }
 
 TEST_CASE("einsum of integers and 16-bit floats", "[einsum]") {
     const tf::Tensor a = tf::constant({{1, 2}, {3, 4}});
     const tf::Tensor b = tf::constant({{5, 6}, {7, 8}});
-    CHECK(tf::einsum("ij,jk->ik", {a, b}).to_vector<int32_t>() == std::vector<int32_t>{19, 22, 43, 50});
+    CHECK(tf::einsum("ij,jk->ik", {a, b}).to_vector<int32_t>() ==
+          std::vector<int32_t>{19, 22, 43, 50});
     CHECK(tf::einsum("ii", {a}).item<int32_t>() == 5);
     const tf::Tensor h = a.cast(tf::float16);
     CHECK(tf::einsum("ij,jk->ik", {h, b.cast(tf::float16)}).cast(tf::float32).to_vector<float>() ==
@@ -195,21 +217,44 @@ TEST_CASE("einsum of integers and 16-bit floats", "[einsum]") {
 TEST_CASE("einsum errors name the equation, the shapes and the fix", "[einsum][errors]") {
     const tf::Tensor m = random_f64({2, 3});
     const tf::Tensor v = random_f64({3});
-    check_throws_with([&] { tf::einsum("ij,jk->ik", {m}); }, "2 subscript(s) for 1 operand(s)", "[Op:Einsum]");
-    check_throws_with([&] { tf::einsum("ij,jk->ik", {m, m}); }, "label 'j' has size", "[2,3], [2,3]");
-    check_throws_with([&] { tf::einsum("ijk->i", {m}); }, "has 3 label(s) but operand 0 has rank 2", "'...'");
+    check_throws_with(
+        [&] { tf::einsum("ij,jk->ik", {m}); }, "2 subscript(s) for 1 operand(s)", "[Op:Einsum]");
+    check_throws_with(
+        [&] {
+            tf::einsum("ij,jk->ik", {m, m});
+        },
+        "label 'j' has size",
+        "[2,3], [2,3]");
+    check_throws_with(
+        [&] { tf::einsum("ijk->i", {m}); }, "has 3 label(s) but operand 0 has rank 2", "'...'");
     check_throws_with([&] { tf::einsum("i->ii", {v}); }, "repeats the label 'i'", "distinct");
-    check_throws_with([&] { tf::einsum("i->j", {v}); }, "output label 'j' is in no input", "every output label");
+    check_throws_with(
+        [&] { tf::einsum("i->j", {v}); }, "output label 'j' is in no input", "every output label");
     check_throws_with([&] { tf::einsum("i1->i", {v}); }, "character '1'", "letters");
     check_throws_with([&] { tf::einsum("i..->i", {v}); }, "'.' outside an ellipsis");
     check_throws_with([&] { tf::einsum("...i...->i", {v}); }, "more than one ellipsis");
     check_throws_with([&] { tf::einsum("...j->j", {m}); }, "no '...'", "add '...' to the output");
     check_throws_with([&] { tf::einsum("i->i->i", {v}); }, "more than one '->'");
-    check_throws_with([&] { tf::einsum("ijk...->i", {v}); }, "named label(s) but operand 0 has rank 1");
+    check_throws_with([&] { tf::einsum("ijk...->i", {v}); },
+                      "named label(s) but operand 0 has rank 1");
     check_throws_with([&] { tf::einsum("ii->i", {m}); }, "label 'i' has size");
-    check_throws_with([&] { tf::einsum("...i,...i->...i", {random_f64({2, 3}), random_f64({4, 3})}); },
-                      "do not broadcast", "equal or 1");
-    check_throws_with([&] { tf::einsum("i,i->i", {v, v.cast(tf::float32)}); }, "float64 and float32", "cast");
-    check_throws_with([&] { tf::einsum("i,i,i->i", {v, v, v}); }, "one or two operands", "pairwise");
+    check_throws_with(
+        [&] {
+            tf::einsum("...i,...i->...i", {random_f64({2, 3}), random_f64({4, 3})});
+        },
+        "do not broadcast",
+        "equal or 1");
+    check_throws_with(
+        [&] {
+            tf::einsum("i,i->i", {v, v.cast(tf::float32)});
+        },
+        "float64 and float32",
+        "cast");
+    check_throws_with(
+        [&] {
+            tf::einsum("i,i,i->i", {v, v, v});
+        },
+        "one or two operands",
+        "pairwise");
     check_throws_with([&] { tf::einsum("i->i", {tf::Tensor()}); }, "undefined");
 }

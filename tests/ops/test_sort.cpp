@@ -1,12 +1,12 @@
 // top_k, sort and argsort: values and indices against std::stable_sort references for every real
-// dtype (ties to the lower index, NaN largest, integer extremes), every k and axis, finite-difference
-// gradients (first and second order), no gradient for indices, and the errors.
-#include <catch2/catch.hpp>
-
+// dtype (ties to the lower index, NaN largest, integer extremes), every k and axis,
+// finite-difference gradients (first and second order), no gradient for indices, and the errors.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
+
+#include <catch2/catch.hpp>
 
 #include <tapeflow/ops/conv.hpp>
 #include <tapeflow/ops/sort.hpp>
@@ -48,8 +48,8 @@ tf::Tensor ties(const tf::Shape& shape, tf::DType dtype, uint64_t seed = 3) {
 }  // namespace
 
 TEST_CASE("top_k values and indices, ties to the lower index, every dtype and k", "[sort]") {
-    for (const tf::DType dtype : {tf::float32, tf::float64, tf::float16, tf::bfloat16, tf::int32,
-                                  tf::int64, tf::uint8}) {
+    for (const tf::DType dtype :
+         {tf::float32, tf::float64, tf::float16, tf::bfloat16, tf::int32, tf::int64, tf::uint8}) {
         INFO(tf::dtype_name(dtype));
         const tf::Tensor x = ties({3, 4, 9}, dtype);
         const auto xv = x.to_vector<double>();
@@ -112,7 +112,8 @@ TEST_CASE("sort and argsort along any axis, both directions, stable", "[sort]") 
                 const int64_t n = moved.shape()[2];
                 const auto mv = moved.to_vector<double>();
                 const auto order = reference_order(mv, n, desc);
-                const auto idx = tf::transpose(tf::argsort(x, axis, dir), perm).to_vector<int32_t>();
+                const auto idx =
+                    tf::transpose(tf::argsort(x, axis, dir), perm).to_vector<int32_t>();
                 const auto val = tf::transpose(tf::sort(x, axis, dir), perm).to_vector<double>();
                 CHECK(idx == order);
                 for (std::size_t e = 0; e < mv.size(); ++e) {
@@ -130,20 +131,27 @@ TEST_CASE("sort and argsort along any axis, both directions, stable", "[sort]") 
         const tf::Tensor x = tf::constant({hi, 0, lo, -1, lo, hi});
         CHECK(tf::sort(x).to_vector<int32_t>() == std::vector<int32_t>{lo, lo, -1, 0, hi, hi});
         CHECK(tf::argsort(x).to_vector<int32_t>() == std::vector<int32_t>{2, 4, 3, 1, 0, 5});
-        CHECK(tf::argsort(x, -1, "DESCENDING").to_vector<int32_t>() == std::vector<int32_t>{0, 5, 1, 3, 2, 4});
-        const tf::Tensor u = tf::constant(std::vector<int32_t>{255, 0, 7, 255}, {4}).cast(tf::uint8);
-        CHECK(tf::sort(u).cast(tf::int32).to_vector<int32_t>() == std::vector<int32_t>{0, 7, 255, 255});
+        CHECK(tf::argsort(x, -1, "DESCENDING").to_vector<int32_t>() ==
+              std::vector<int32_t>{0, 5, 1, 3, 2, 4});
+        const tf::Tensor u =
+            tf::constant(std::vector<int32_t>{255, 0, 7, 255}, {4}).cast(tf::uint8);
+        CHECK(tf::sort(u).cast(tf::int32).to_vector<int32_t>() ==
+              std::vector<int32_t>{0, 7, 255, 255});
     }
 }
 
 TEST_CASE("top_k and sort gradients; argsort has none", "[sort]") {
     const tf::Tensor x = random_f64({3, 7}, -1, 1, 11);  // distinct values: no ties
-    const auto top = [](const Tensors& in) { return tf::math::top_k(in[0], 3).first; };
+    const auto top = [](const Tensors& in) {
+        return tf::math::top_k(in[0], 3).first;
+    };
     check_gradients(top, {x});
     check_gradients(gradient_fn(top), {x});
     for (const int64_t axis : {0, 1}) {
         for (const char* dir : {"ASCENDING", "DESCENDING"}) {
-            const auto s = [=](const Tensors& in) { return tf::sort(in[0] * in[0], axis, dir); };
+            const auto s = [=](const Tensors& in) {
+                return tf::sort(in[0] * in[0], axis, dir);
+            };
             check_gradients(s, {x});
             check_gradients(gradient_fn(s), {x});
         }
@@ -154,7 +162,8 @@ TEST_CASE("top_k and sort gradients; argsort has none", "[sort]") {
         tape.watch(v);
         const auto [values, indices] = tf::math::top_k(v, 2);
         const tf::Tensor loss = tf::reduce_sum(values * tf::constant({{10.0, 20.0}}));
-        CHECK(tape.gradient(loss, v).dense().to_vector<double>() == std::vector<double>{10, 0, 20, 0});
+        CHECK(tape.gradient(loss, v).dense().to_vector<double>() ==
+              std::vector<double>{10, 0, 20, 0});
     }
     SECTION("argsort: no gradient, zeros on request") {
         tf::GradientTape tape(true);
@@ -163,7 +172,8 @@ TEST_CASE("top_k and sort gradients; argsort has none", "[sort]") {
         CHECK_FALSE(tape.gradient(i, x).defined());
         tf::GradientOptions zeros;
         zeros.unconnected_gradients = tf::UnconnectedGradients::zero;
-        CHECK(tape.gradient(i, x, zeros).dense().to_vector<double>() == std::vector<double>(21, 0.0));
+        CHECK(tape.gradient(i, x, zeros).dense().to_vector<double>() ==
+              std::vector<double>(21, 0.0));
     }
 }
 

@@ -1,7 +1,7 @@
 // More tf::nn convolutions, with TensorFlow's layouts, padding rules and gradients: conv1d,
 // conv2d_transpose and depthwise_conv2d (conv2d itself is in ops/nn.hpp). float32/float64 run
 // natively, float16/bfloat16 through float32. Errors: InvalidArgumentError naming the op type
-// ("[Op:Conv2D]", "[Op:Conv2DBackpropInput]", "[Op:DepthwiseConv2dNative]"), the shapes and layouts.
+// ("[Op:Conv2D]", "[Op:Conv2DBackpropInput]", "[Op:DepthwiseConv2dNative]"), shapes, layouts.
 #pragma once
 
 #include <cstdint>

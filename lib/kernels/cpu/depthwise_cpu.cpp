@@ -3,8 +3,8 @@
 // of one pixel and one filter tap (vectorizable; no patch matrix: each output channel reads one
 // input channel, so a GEMM would have inner size KH * KW only). Each output element is summed by
 // one thread in a fixed order (the input gradient gathers the windows that cover each cell, the
-// filter gradient walks the pixels of blocks of channels), so results do not depend on the
-// thread count. float32 and float64.
+// filter gradient sums fixed pixel ranges into partials added in order), so results do not
+// depend on the thread count. float32 and float64.
 #include <algorithm>
 #include <type_traits>
 
@@ -19,8 +19,9 @@ namespace {
 using nn_detail::Window2d;
 
 constexpr DTypeSet kDepthwiseTypes{DType::float32, DType::float64};
-constexpr int64_t kParallelWork = 16384;  // multiply-adds per parallel_for grain
-constexpr int64_t kChannelBlock = 64;     // channels per work item of the filter gradient
+constexpr int64_t kParallelWork = 16384;     // multiply-adds per parallel_for grain
+constexpr int64_t kMaxPartials = 8;          // partial sums of the filter gradient, at most
+constexpr int64_t kPixelsPerPartial = 1024;  // and at least this many pixels each
 
 template <class Body>
 void visit_real(DType dtype, Body&& body) {
@@ -34,12 +35,14 @@ void visit_real(DType dtype, Body&& body) {
 template <class T>
 void add_products(T* y, const T* x, const T* f, int64_t count, int64_t mult) {
     if (mult == 1) {
-        for (int64_t c = 0; c < count; ++c) y[c] += x[c] * f[c];
+        for (int64_t c = 0; c < count; ++c)
+            y[c] += x[c] * f[c];
         return;
     }
     for (int64_t c = 0; c < count; ++c) {
         const T xv = x[c];
-        for (int64_t m = 0; m < mult; ++m) y[c * mult + m] += xv * f[c * mult + m];
+        for (int64_t m = 0; m < mult; ++m)
+            y[c * mult + m] += xv * f[c * mult + m];
     }
 }
 
@@ -72,23 +75,27 @@ void depthwise_kernel(const KernelContext& ctx) {
         const auto* xp = static_cast<const T*>(x.raw_data());
         const auto* fp = static_cast<const T*>(filt.raw_data());
         auto* yp = static_cast<T*>(y.mutable_raw_data());
-        parallel_for(w.n * w.oh * w.ow, grain_for(w.kh * w.kw * cm), [&](int64_t begin, int64_t end) {
-            for (int64_t p = begin; p < end; ++p) {
-                const int64_t n = p / (w.oh * w.ow);
-                const int64_t oh = (p / w.ow) % w.oh;
-                const int64_t ow = p % w.ow;
-                T* out = yp + p * cm;
-                std::fill(out, out + cm, T(0));
-                for (int64_t i = 0; i < w.kh; ++i) {
-                    for (int64_t j = 0; j < w.kw; ++j) {
-                        const Tap t = tap_of(w, oh, ow, i, j);
-                        if (!t.inside) continue;
-                        add_products(out, xp + ((n * w.h + t.ih) * w.w + t.iw) * w.c,
-                                     fp + (i * w.kw + j) * cm, w.c, mult);
+        parallel_for(
+            w.n * w.oh * w.ow, grain_for(w.kh * w.kw * cm), [&](int64_t begin, int64_t end) {
+                for (int64_t p = begin; p < end; ++p) {
+                    const int64_t n = p / (w.oh * w.ow);
+                    const int64_t oh = (p / w.ow) % w.oh;
+                    const int64_t ow = p % w.ow;
+                    T* out = yp + p * cm;
+                    std::fill(out, out + cm, T(0));
+                    for (int64_t i = 0; i < w.kh; ++i) {
+                        for (int64_t j = 0; j < w.kw; ++j) {
+                            const Tap t = tap_of(w, oh, ow, i, j);
+                            if (!t.inside) continue;
+                            add_products(out,
+                                         xp + ((n * w.h + t.ih) * w.w + t.iw) * w.c,
+                                         fp + (i * w.kw + j) * cm,
+                                         w.c,
+                                         mult);
+                        }
                     }
                 }
-            }
-        });
+            });
     });
 }
 
@@ -121,9 +128,15 @@ void depthwise_backprop_input_kernel(const KernelContext& ctx) {
                         if (tw < 0 || tw % w.sw != 0 || tw / w.sw >= w.ow) continue;
                         const T* g = dyp + ((n * w.oh + th / w.sh) * w.ow + tw / w.sw) * cm;
                         const T* f = fp + (i * w.kw + j) * cm;
+                        if (mult == 1) {  // the common case, as one vectorizable loop
+                            for (int64_t c = 0; c < w.c; ++c)
+                                out[c] += g[c] * f[c];
+                            continue;
+                        }
                         for (int64_t c = 0; c < w.c; ++c) {
                             T acc = 0;
-                            for (int64_t m = 0; m < mult; ++m) acc += g[c * mult + m] * f[c * mult + m];
+                            for (int64_t m = 0; m < mult; ++m)
+                                acc += g[c * mult + m] * f[c * mult + m];
                             out[c] += acc;
                         }
                     }
@@ -133,8 +146,9 @@ void depthwise_backprop_input_kernel(const KernelContext& ctx) {
     });
 }
 
-// inputs (x, dy) -> dw [kh, kw, c, m]: one work item per (tap, block of channels) walks every
-// output pixel.
+// inputs (x, dy) -> dw [kh, kw, c, m]. One pass over the pixels: each pixel adds x * dy of every
+// tap (its dy row stays in cache). The pixels are cut into at most kMaxPartials ranges fixed by
+// the shapes; each range sums into its own partial, and the partials are added in order.
 void depthwise_backprop_filter_kernel(const KernelContext& ctx) {
     const Tensor& x = ctx.inputs[0];
     const Tensor& dy = ctx.inputs[1];
@@ -142,31 +156,45 @@ void depthwise_backprop_filter_kernel(const KernelContext& ctx) {
     const Window2d w = nn_detail::window_from(x.shape(), ctx.attrs);
     const int64_t mult = dw.shape()[3];
     const int64_t cm = w.c * mult;
-    if (dw.num_elements() == 0) return;
-    const int64_t blocks = (w.c + kChannelBlock - 1) / kChannelBlock;
+    const int64_t size = dw.num_elements();
+    if (size == 0) return;
+    const int64_t pixels = w.n * w.oh * w.ow;
+    const int64_t parts = std::clamp<int64_t>(pixels / kPixelsPerPartial, 1, kMaxPartials);
     visit_real(x.dtype(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         const auto* xp = static_cast<const T*>(x.raw_data());
         const auto* dyp = static_cast<const T*>(dy.raw_data());
         auto* dwp = static_cast<T*>(dw.mutable_raw_data());
-        const int64_t pixels = w.n * w.oh * w.ow;
-        parallel_for(w.kh * w.kw * blocks, grain_for(pixels * kChannelBlock * mult),
-                     [&](int64_t begin, int64_t end) {
-            for (int64_t item = begin; item < end; ++item) {
-                const int64_t tap = item / blocks;
-                const int64_t c0 = (item % blocks) * kChannelBlock;
-                const int64_t count = std::min(kChannelBlock, w.c - c0);
-                const int64_t i = tap / w.kw;
-                const int64_t j = tap % w.kw;
-                T* out = dwp + tap * cm + c0 * mult;
-                std::fill(out, out + count * mult, T(0));
-                for (int64_t p = 0; p < pixels; ++p) {
+        // From the CPU allocator's cache (a std::vector would zero-fill and page-fault it).
+        Tensor holder = Tensor::empty(Shape{std::max<int64_t>((parts - 1) * size, 1)}, x.dtype());
+        T* partials = static_cast<T*>(holder.mutable_raw_data());
+        parallel_for(parts, 1, [&](int64_t begin, int64_t end) {
+            for (int64_t part = begin; part < end; ++part) {
+                T* out = part == 0 ? dwp : partials + (part - 1) * size;
+                std::fill(out, out + size, T(0));
+                for (int64_t p = part * pixels / parts; p < (part + 1) * pixels / parts; ++p) {
                     const int64_t n = p / (w.oh * w.ow);
-                    const Tap t = tap_of(w, (p / w.ow) % w.oh, p % w.ow, i, j);
-                    if (!t.inside) continue;
-                    add_products(out, xp + ((n * w.h + t.ih) * w.w + t.iw) * w.c + c0,
-                                 dyp + p * cm + c0 * mult, count, mult);
+                    const int64_t oh = (p / w.ow) % w.oh;
+                    const int64_t ow = p % w.ow;
+                    for (int64_t i = 0; i < w.kh; ++i) {
+                        for (int64_t j = 0; j < w.kw; ++j) {
+                            const Tap t = tap_of(w, oh, ow, i, j);
+                            if (!t.inside) continue;
+                            add_products(out + (i * w.kw + j) * cm,
+                                         xp + ((n * w.h + t.ih) * w.w + t.iw) * w.c,
+                                         dyp + p * cm,
+                                         w.c,
+                                         mult);
+                        }
+                    }
                 }
+            }
+        });
+        parallel_for(size, 4096, [&](int64_t begin, int64_t end) {
+            for (int64_t part = 1; part < parts; ++part) {
+                const T* src = partials + (part - 1) * size;
+                for (int64_t e = begin; e < end; ++e)
+                    dwp[e] += src[e];
             }
         });
     });
@@ -181,8 +209,14 @@ void register_depthwise_cpu(KernelRegistry& r) {
     using namespace cpu;
     constexpr auto kCpu = DeviceType::cpu;
     r.add(Op::depthwise_conv2d, kCpu, depthwise_kernel, kDepthwiseTypes);
-    r.add(Op::depthwise_conv2d_backprop_input, kCpu, depthwise_backprop_input_kernel, kDepthwiseTypes);
-    r.add(Op::depthwise_conv2d_backprop_filter, kCpu, depthwise_backprop_filter_kernel, kDepthwiseTypes);
+    r.add(Op::depthwise_conv2d_backprop_input,
+          kCpu,
+          depthwise_backprop_input_kernel,
+          kDepthwiseTypes);
+    r.add(Op::depthwise_conv2d_backprop_filter,
+          kCpu,
+          depthwise_backprop_filter_kernel,
+          kDepthwiseTypes);
 }
 
 }  // namespace tapeflow

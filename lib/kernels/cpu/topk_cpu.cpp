@@ -47,9 +47,11 @@ void top_k_kernel(const KernelContext& ctx) {
             std::vector<C> row(static_cast<std::size_t>(n));
             for (int64_t r = begin; r < end; ++r) {
                 const T* xr = in + r * n;
-                for (int64_t j = 0; j < n; ++j) row[static_cast<std::size_t>(j)] = static_cast<C>(xr[j]);
+                for (int64_t j = 0; j < n; ++j)
+                    row[static_cast<std::size_t>(j)] = static_cast<C>(xr[j]);
                 const auto cmp = [&](int32_t a, int32_t b) {
-                    return before(row[static_cast<std::size_t>(a)], a, row[static_cast<std::size_t>(b)], b);
+                    return before(
+                        row[static_cast<std::size_t>(a)], a, row[static_cast<std::size_t>(b)], b);
                 };
                 if (k == 1) {
                     int32_t best = 0;
