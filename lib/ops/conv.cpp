@@ -179,8 +179,27 @@ Tensor conv_impl(const Tensor& input,
     return nn_detail::to_nchw(forward<F>(nn_detail::to_nhwc(input), filters, attrs));
 }
 
+}  // namespace
+
+std::span<const OpDef> conv_op_defs() {
+    return kConvOps;
+}
+
+namespace nn {
+
+Tensor conv2d(const Tensor& input, const Tensor& filters, const Ints& strides,
+              std::string_view padding, std::string_view data_format, const Ints& dilations) {
+    return conv_impl<kConv2d>(input, filters, strides, padding, nullptr, data_format, dilations);
+}
+
+Tensor conv2d(const Tensor& input, const Tensor& filters, const Ints& strides,
+              const Paddings& padding, std::string_view data_format, const Ints& dilations) {
+    return conv_impl<kConv2d>(
+        input, filters, strides, "EXPLICIT", &padding, data_format, dilations);
+}
+
 // tf.nn.conv1d: conv2d over a unit height axis inserted before the width.
-Tensor conv1d_impl(const Tensor& input,
+Tensor conv1d(const Tensor& input,
                    const Tensor& filters,
                    int64_t stride,
                    std::string_view padding,
@@ -227,7 +246,7 @@ Tensor conv1d_impl(const Tensor& input,
 
 // tf.nn.conv2d_transpose: the input gradient of the conv2d that maps output_shape to input's
 // shape, with that conv2d's padding (SAME split as conv2d splits it).
-Tensor conv2d_transpose_impl(const Tensor& input,
+Tensor conv2d_transpose(const Tensor& input,
                              const Tensor& filters,
                              const Shape& output_shape,
                              const Ints& strides,
@@ -292,7 +311,7 @@ Tensor conv2d_transpose_impl(const Tensor& input,
                 in.w);
     }
     if (is_16bit(input.dtype())) {
-        return cast(conv2d_transpose_impl(cast(input, DType::float32),
+        return cast(conv2d_transpose(cast(input, DType::float32),
                                           cast(filters, DType::float32),
                                           output_shape,
                                           strides,
@@ -306,45 +325,6 @@ Tensor conv2d_transpose_impl(const Tensor& input,
     if (!nchw) return backprop_input<kConv2d>(nhwc, filters, input, attrs);
     return nn_detail::to_nchw(
         backprop_input<kConv2d>(nhwc, filters, nn_detail::to_nhwc(input), attrs));
-}
-
-}  // namespace
-
-std::span<const OpDef> conv_op_defs() {
-    return kConvOps;
-}
-
-namespace nn {
-
-Tensor conv2d(const Tensor& input, const Tensor& filters, const Ints& strides,
-              std::string_view padding, std::string_view data_format, const Ints& dilations) {
-    return conv_impl<kConv2d>(input, filters, strides, padding, nullptr, data_format, dilations);
-}
-
-Tensor conv2d(const Tensor& input, const Tensor& filters, const Ints& strides,
-              const Paddings& padding, std::string_view data_format, const Ints& dilations) {
-    return conv_impl<kConv2d>(
-        input, filters, strides, "EXPLICIT", &padding, data_format, dilations);
-}
-
-Tensor conv1d(const Tensor& input,
-              const Tensor& filters,
-              int64_t stride,
-              std::string_view padding,
-              std::string_view data_format,
-              int64_t dilations) {
-    return conv1d_impl(input, filters, stride, padding, data_format, dilations);
-}
-
-Tensor conv2d_transpose(const Tensor& input,
-                        const Tensor& filters,
-                        const Shape& output_shape,
-                        const Ints& strides,
-                        std::string_view padding,
-                        std::string_view data_format,
-                        const Ints& dilations) {
-    return conv2d_transpose_impl(
-        input, filters, output_shape, strides, padding, data_format, dilations);
 }
 
 Tensor depthwise_conv2d(const Tensor& input,
