@@ -173,6 +173,8 @@ void register_cuda_kernels(KernelRegistry& r) {
     register_array_cuda(r);
     register_nn_cuda(r);
     register_training_cuda(r);
+    register_sort_cuda(r);
+    register_depthwise_cuda(r);
 }
 
 }  // namespace tapeflow

@@ -9,6 +9,10 @@
 #include "launch.hpp"
 #include "ops/dispatch.hpp"
 
+namespace tapeflow::nn_detail {
+struct Window2d;  // ops/nn_common.hpp
+}
+
 namespace tapeflow::cuda_ops {
 
 // cuda_launch::Elem mirrors DType (the .cu files cannot include the public dtype header).
@@ -23,6 +27,9 @@ TAPEFLOW_SAME_ELEM(b8, bool_)
 TAPEFLOW_SAME_ELEM(f16, float16)
 TAPEFLOW_SAME_ELEM(bf16, bfloat16)
 #undef TAPEFLOW_SAME_ELEM
+
+/// The launchers' Window of a CPU window geometry (ops_cuda_nn.cpp).
+cuda_launch::Window window_of(const nn_detail::Window2d& w);
 
 inline cuda_launch::Elem elem_of(DType dtype) { return static_cast<cuda_launch::Elem>(dtype); }
 
@@ -55,6 +62,8 @@ void register_reduce_cuda(KernelRegistry& r);
 void register_array_cuda(KernelRegistry& r);
 void register_nn_cuda(KernelRegistry& r);
 void register_training_cuda(KernelRegistry& r);
+void register_sort_cuda(KernelRegistry& r);       // ops_cuda_sort.cpp
+void register_depthwise_cuda(KernelRegistry& r);  // ops_cuda_depthwise.cpp
 
 }  // namespace tapeflow::cuda_ops
 

@@ -10,6 +10,16 @@
 #include "ops_cuda.hpp"
 
 namespace tapeflow::cuda_ops {
+
+cuda_launch::Window window_of(const nn_detail::Window2d& w) {
+    cuda_launch::Window v;
+    v.n = w.n, v.h = w.h, v.w = w.w, v.c = w.c;
+    v.kh = w.kh, v.kw = w.kw, v.sh = w.sh, v.sw = w.sw, v.dh = w.dh, v.dw = w.dw;
+    v.pad_top = w.pad_top, v.pad_left = w.pad_left;
+    v.oh = w.oh, v.ow = w.ow;
+    return v;
+}
+
 namespace {
 
 using cuda_launch::Activation;
@@ -81,15 +91,6 @@ void bias_add_kernel(const KernelContext& ctx) {
 }
 
 // ---- conv2d: the CPU's patch matrix [rows = images*oh*ow, K = kh*kw*c] ----
-
-cuda_launch::Window window_of(const nn_detail::Window2d& w) {
-    cuda_launch::Window v;
-    v.n = w.n, v.h = w.h, v.w = w.w, v.c = w.c;
-    v.kh = w.kh, v.kw = w.kw, v.sh = w.sh, v.sw = w.sw, v.dh = w.dh, v.dw = w.dw;
-    v.pad_top = w.pad_top, v.pad_left = w.pad_left;
-    v.oh = w.oh, v.ow = w.ow;
-    return v;
-}
 
 // Row-major C[m, n] (ldc) = op(A) op(B) + beta C through column-major cuBLAS (C^T = B^T A^T):
 // `ta`/`tb` say whether A/B are stored transposed (row-major [k, m] / [n, k]).

@@ -21,9 +21,12 @@
 #include <tapeflow/core/threads.hpp>
 #include <tapeflow/ops/array.hpp>
 #include <tapeflow/ops/clip.hpp>
+#include <tapeflow/ops/conv.hpp>
 #include <tapeflow/ops/creation.hpp>
+#include <tapeflow/ops/einsum.hpp>
 #include <tapeflow/ops/math.hpp>
 #include <tapeflow/ops/nn.hpp>
+#include <tapeflow/ops/sort.hpp>
 #include <tapeflow/random.hpp>
 #include <tapeflow/io.hpp>
 #include <tapeflow/data.hpp>

@@ -13,6 +13,9 @@
 // binary(...) (three rows: broadcast, same shape, scalar). Add rows in the op's family section.
 #include "ops/op_cases.hpp"
 
+#include <tapeflow/ops/conv.hpp>
+#include <tapeflow/ops/sort.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -31,6 +34,48 @@ const std::vector<tf::DType> kFloats{tf::float32, tf::float64, tf::float16, tf::
 const std::vector<tf::DType> kNums{tf::float32, tf::float64, tf::float16, tf::bfloat16, tf::int32, tf::int64};
 const std::vector<tf::DType> kAll{tf::float32, tf::float64, tf::float16, tf::bfloat16,
                                   tf::int32,   tf::int64,   tf::uint8,   tf::bool_};
+
+// The ops of current models: top_k (and sort, argsort on it), the depthwise convolution family,
+// conv2d_transpose and einsum (composites, checked for their gradients on the GPU).
+void add_model_op_cases(std::vector<Case>& c) {
+    using V = std::vector<Tensor>;
+    const std::vector<tf::DType> kReal{tf::float32, tf::float64};
+    std::vector<tf::DType> real_numbers = kNums;
+    real_numbers.push_back(tf::uint8);
+    c.push_back({"top_k", {Op::top_k}, {{{5, 300}, Kind::small_int}}, real_numbers,
+                 [](const V& x) {  // many ties: indices must agree too
+                     const auto [v, i] = tf::math::top_k(x[0], 7);
+                     const auto [fv, fi] = tf::math::top_k(x[0], 300);
+                     return V{v, i, fv, fi, tf::math::top_k(x[0]).second};
+                 }, false});
+    c.push_back({"top_k/grad", {Op::top_k}, {{{4, 3, 50}}}, kFloats,
+                 [](const V& x) { return V{tf::math::top_k(x[0], 5).first}; }, true});
+    c.push_back({"sort", {Op::top_k}, {{{6, 40}}}, kFloats,
+                 [](const V& x) {
+                     return V{tf::sort(x[0], 0), tf::sort(x[0], -1, "DESCENDING")};
+                 }, true});
+    c.push_back({"argsort", {Op::top_k}, {{{6, 40}, Kind::small_int}}, kNums,
+                 [](const V& x) { return V{tf::argsort(x[0], 0), tf::argsort(x[0], 1, "DESCENDING")}; }, false});
+    const std::vector<Op> depthwise_ops{Op::depthwise_conv2d, Op::depthwise_conv2d_backprop_input,
+                                        Op::depthwise_conv2d_backprop_filter};
+    c.push_back({"depthwise_conv2d/same", depthwise_ops, {{{2, 7, 8, 3}}, {{3, 2, 3, 2}}}, kReal,
+                 [](const V& x) { return V{tf::nn::depthwise_conv2d(x[0], x[1], 1, "SAME")}; }, true});
+    c.push_back({"depthwise_conv2d/strided_dilated", depthwise_ops, {{{2, 9, 10, 4}}, {{3, 3, 4, 1}}}, kReal,
+                 [](const V& x) {
+                     return V{tf::nn::depthwise_conv2d(x[0], x[1], {2, 1}, "VALID", "NHWC", {1, 2})};
+                 }, true});
+    c.push_back({"depthwise_conv2d/nchw", depthwise_ops, {{{2, 3, 6, 5}}, {{2, 2, 3, 3}}}, kReal,
+                 [](const V& x) { return V{tf::nn::depthwise_conv2d(x[0], x[1], 2, "SAME", "NCHW")}; }, true});
+    c.push_back({"conv2d_transpose", {Op::conv2d_backprop_input}, {{{2, 4, 5, 3}}, {{3, 3, 2, 3}}}, kReal,
+                 [](const V& x) { return V{tf::nn::conv2d_transpose(x[0], x[1], {2, 8, 9, 2}, 2)}; }, true});
+    c.push_back({"conv1d", {Op::conv2d}, {{{2, 11, 3}}, {{3, 3, 4}}}, kReal,
+                 [](const V& x) { return V{tf::nn::conv1d(x[0], x[1], 2, "SAME")}; }, true});
+    c.push_back({"einsum", {Op::batch_matmul, Op::matmul}, {{{2, 5, 3, 4}}, {{2, 6, 3, 4}}, {{4, 4}}}, kFloats,
+                 [](const V& x) {
+                     return V{tf::einsum("bqhd,bkhd->bhqk", {x[0], x[1]}), tf::einsum("ii->i", {x[2]}),
+                              tf::einsum("ij,jk->ik", {x[2], x[2]})};
+                 }, true});
+}
 
 // The training ops (fused optimizer updates): inputs are var [5, 37], the slots and the gradient;
 // the outputs are var and the slots after one update. Sparse variants update rows {3, 0, 3, 1, 3}
@@ -375,6 +420,7 @@ std::vector<Case> build_cases() {
                      return V{tf::nn::avg_pool2d(x[0], 3, 2, "SAME"), tf::nn::avg_pool2d(x[0], {2, 4}, {1, 3}, "VALID")};
                  }, true});
     add_training_cases(c);
+    add_model_op_cases(c);
     return c;
 }
 

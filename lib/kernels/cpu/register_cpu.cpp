@@ -17,6 +17,8 @@ void register_cpu_kernels(KernelRegistry& r) {
     register_conv_cpu(r);
     register_pool_cpu(r);
     register_training_cpu(r);
+    register_topk_cpu(r);
+    register_depthwise_cpu(r);
 }
 
 }  // namespace tapeflow
