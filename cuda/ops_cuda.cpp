@@ -177,6 +177,7 @@ void register_cuda_kernels(KernelRegistry& r) {
     register_array_cuda(r);
     register_nn_cuda(r);
     register_training_cuda(r);
+    register_fused_cuda(r);
 }
 
 }  // namespace tapeflow

@@ -42,5 +42,6 @@ void register_reduce_cuda(KernelRegistry& r);
 void register_array_cuda(KernelRegistry& r);
 void register_nn_cuda(KernelRegistry& r);
 void register_training_cuda(KernelRegistry& r);
+void register_fused_cuda(KernelRegistry& r);  // ops_cuda_fused.cpp
 
 }  // namespace tapeflow::cuda_ops

@@ -24,12 +24,14 @@ std::span<const OpDef> nn_layer_op_defs();       // ops/nn_layers.cpp
 std::span<const OpDef> conv_op_defs();           // ops/conv.cpp
 std::span<const OpDef> pool_op_defs();           // ops/pooling.cpp
 std::span<const OpDef> training_op_defs();       // ops/training_ops.cpp
+std::span<const OpDef> layer_norm_op_defs();     // ops/layer_norm.cpp
+std::span<const OpDef> attention_op_defs();      // ops/attention.cpp
 
-inline std::array<std::span<const OpDef>, 14> all_op_defs() {
+inline std::array<std::span<const OpDef>, 16> all_op_defs() {
     return {creation_op_defs(), random_op_defs(), tape_op_defs(),  elementwise_op_defs(),
             reduce_op_defs(),   linalg_op_defs(), array_op_defs(), indexing_op_defs(),
             nn_activation_op_defs(), nn_loss_op_defs(), nn_layer_op_defs(), conv_op_defs(),
-            pool_op_defs(), training_op_defs()};
+            pool_op_defs(), training_op_defs(), layer_norm_op_defs(), attention_op_defs()};
 }
 
 // CPU kernel registration, one function per kernel file (called by register_cpu_kernels).
@@ -45,5 +47,7 @@ void register_bias_add_cpu(KernelRegistry& r);     // kernels/cpu/bias_add_cpu.c
 void register_conv_cpu(KernelRegistry& r);         // kernels/cpu/conv_cpu.cpp
 void register_pool_cpu(KernelRegistry& r);         // kernels/cpu/pool_cpu.cpp
 void register_training_cpu(KernelRegistry& r);     // kernels/cpu/optimizer_cpu.cpp
+void register_layer_norm_cpu(KernelRegistry& r);   // kernels/cpu/layer_norm_cpu.cpp
+void register_attention_cpu(KernelRegistry& r);    // kernels/cpu/attention_cpu.cpp
 
 }  // namespace tapeflow

@@ -16,6 +16,8 @@ void register_cpu_kernels(KernelRegistry& r) {
     register_conv_cpu(r);
     register_pool_cpu(r);
     register_training_cpu(r);
+    register_layer_norm_cpu(r);
+    register_attention_cpu(r);
 }
 
 }  // namespace tapeflow
