@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <random>
 
@@ -135,9 +136,9 @@ void measure_attention_memory() {
 
 int main(int argc, char** argv) {
     tf::set_num_threads(1);
+    omp_set_num_threads(1);  // also what start_side_by_side reports and gives LibTorch
     start_side_by_side(&argc, argv, torch_cases::available());
-    torch_cases::set_threads(1);
-    measure_attention_memory();
+    if (std::getenv("TAPEFLOW_BENCH_SKIP_RSS") == nullptr) measure_attention_memory();
     benchmark::RegisterBenchmark("transformer/attention_fwd_bwd/tapeflow", BM_attention)
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);

@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
         if (arg == "--data" && i + 1 < argc) data = argv[++i];
         if (arg == "--logdir" && i + 1 < argc) logdir = argv[++i];
     }
-    if (steps < 0) steps = short_run ? 60 : 1500;
+    if (steps < 0) steps = short_run ? 40 : 1000;
     const int64_t batch = short_run ? 16 : 32;
 
     tf::random::set_seed(20);

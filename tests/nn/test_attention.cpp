@@ -4,6 +4,7 @@
 // dtypes and bad shapes.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -203,4 +204,31 @@ TEST_CASE("dot_product_attention rejects incompatible shapes", "[attention][erro
     DotProductAttentionOptions bad_bias;
     bad_bias.bias = tf::zeros({5, 7});
     check_throws_with([&] { tf::nn::dot_product_attention(q, kv, kv, bad_bias); }, "[5,7]", "[2,3,5,6]");
+}
+
+TEST_CASE("the fused backward runs unless a tape records the backward pass", "[attention]") {
+    const auto count = [](const tf::Graph& g, const std::string& op) {
+        return std::count_if(g.nodes().begin(), g.nodes().end(),
+                             [&](const tf::GraphNode& n) { return n.op == op; });
+    };
+    const tf::Tensor q = random_f64({1, 4, 1, 2}, -1, 1, 21);
+    const tf::Tensor kv = random_f64({1, 5, 1, 2}, -1, 1, 22);
+    const auto gradient = [&] {
+        tf::GradientTape tape;
+        tape.watch(q);
+        return tape.gradient(tf::reduce_sum(tf::nn::dot_product_attention(q, kv, kv)), q).dense();
+    };
+    tf::Tensor composite;
+    {
+        tf::GradientTape outer(true);
+        outer.watch(q);
+        composite = gradient();
+        // The outer tape recorded the composite gradient (differentiable), not the fused kernel.
+        CHECK(count(outer.graph(), "Softmax") == 1);
+        CHECK(count(outer.graph(), "DotProductAttentionGrad") == 0);
+    }
+    tf::GradientTape unrelated(true);  // records, but watches nothing the gradient reads
+    const tf::Tensor fused = gradient();
+    CHECK(unrelated.graph().num_nodes() == 0);
+    CHECK(max_diff(fused, composite) < 1e-14);
 }

@@ -23,8 +23,8 @@
 namespace tapeflow::cpu {
 namespace {
 
-constexpr int64_t kBlockQ = 64;   // query rows per block
-constexpr int64_t kBlockK = 128;  // keys per block
+constexpr int64_t kBlockQ = 128;  // query rows per block
+constexpr int64_t kBlockK = 256;  // keys per block (a block's scores: 128 KiB of float32)
 
 struct Geometry {
     int64_t b = 0, t = 0, s = 0, n = 0, h = 0;
@@ -62,13 +62,14 @@ Geometry geometry(const KernelContext& ctx, const Tensor& q, const Tensor& k, st
     return g;
 }
 
-// Copies rows [r0, r0 + rows) of head (b, n) of a [B, L, N, H] tensor into dst [rows, H].
+// Copies rows [r0, r0 + rows) of head (b, n) of a [B, L, N, H] tensor into dst [rows, H], times
+// `factor` (the queries are packed scaled, so the gemm gives the scaled logits).
 template <class T, class C>
 void pack(const T* src, const Geometry& g, int64_t len, int64_t bi, int64_t ni, int64_t r0,
-          int64_t rows, C* dst) {
+          int64_t rows, C* dst, C factor = C(1)) {
     for (int64_t r = 0; r < rows; ++r) {
         const T* p = src + ((bi * len + r0 + r) * g.n + ni) * g.h;
-        for (int64_t j = 0; j < g.h; ++j) dst[r * g.h + j] = static_cast<C>(p[j]);
+        for (int64_t j = 0; j < g.h; ++j) dst[r * g.h + j] = static_cast<C>(p[j]) * factor;
     }
 }
 
@@ -82,17 +83,15 @@ void unpack(const C* src, const Geometry& g, int64_t len, int64_t bi, int64_t ni
 }
 
 // The logits of block rows [t0, t0 + rows) x keys [s0, s0 + cols) of head (b, n), computed in
-// place from the raw products q.k in `sc` (row stride ld): scale, bias, then -inf where masked.
+// place from the scaled products (scale q).k in `sc` (row stride ld): bias, then -inf where masked.
 template <class T, class C>
 void finish_logits(const Geometry& g, int64_t bi, int64_t ni, int64_t t0, int64_t rows, int64_t s0,
                    int64_t cols, C* sc, int64_t ld) {
-    const auto scale = static_cast<C>(g.scale);
     constexpr C kMasked = -std::numeric_limits<C>::infinity();
     const auto* bias = static_cast<const T*>(g.bias);
     for (int64_t i = 0; i < rows; ++i) {
         C* row = sc + i * ld;
         const int64_t t = t0 + i;
-        for (int64_t j = 0; j < cols; ++j) row[j] *= scale;
         if (bias != nullptr) {
             const T* br = bias + bi * g.bias_st[0] + ni * g.bias_st[1] + t * g.bias_st[2];
             for (int64_t j = 0; j < cols; ++j) row[j] += static_cast<C>(br[(s0 + j) * g.bias_st[3]]);
@@ -142,7 +141,7 @@ void attention_forward(const KernelContext& ctx) {
             const int64_t bi = head / g.n, ni = head % g.n;
             const int64_t t0 = unit % q_blocks * kBlockQ;
             const int64_t rows = std::min(kBlockQ, g.t - t0);
-            pack(qp, g, g.t, bi, ni, t0, rows, qb.data());
+            pack(qp, g, g.t, bi, ni, t0, rows, qb.data(), static_cast<C>(g.scale));
             std::fill(m.begin(), m.end(), -std::numeric_limits<C>::infinity());
             std::fill(l.begin(), l.end(), C(0));
             std::fill(acc.begin(), acc.end(), C(0));
@@ -208,7 +207,7 @@ void attention_backward(const KernelContext& ctx) {
         std::vector<C> p(kBlockQ * kBlockK), dp(kBlockQ * kBlockK);
         for (int64_t head = begin; head < end; ++head) {
             const int64_t bi = head / g.n, ni = head % g.n;
-            pack(qp, g, g.t, bi, ni, 0, g.t, qh.data());
+            pack(qp, g, g.t, bi, ni, 0, g.t, qh.data(), scale);  // scaled: dk = ds^T (scale q)
             pack(dop, g, g.t, bi, ni, 0, g.t, doh.data());
             pack(op, g, g.t, bi, ni, 0, g.t, oh.data());
             pack(kp, g, g.s, bi, ni, 0, g.s, kh.data());
@@ -258,7 +257,6 @@ void attention_backward(const KernelContext& ctx) {
                             T* dbr = db + (t0 + i) * g.s + s0;
                             for (int64_t j = 0; j < cols; ++j) dbr[j] = T(ds[j]);
                         }
-                        for (int64_t j = 0; j < cols; ++j) ds[j] *= scale;
                     }
                     gemm<C>(false, false, rows, h, cols, dp.data(), kBlockK, kh.data() + s0 * h, h,
                             C(1), dq.data() + t0 * h, h);
@@ -266,6 +264,7 @@ void attention_backward(const KernelContext& ctx) {
                             C(1), dk.data() + s0 * h, h);
                 }
             }
+            for (C& x : dq) x *= scale;  // dq = scale ds k
             unpack(dq.data(), g, g.t, bi, ni, 0, g.t, static_cast<T*>(ctx.outputs[0].mutable_raw_data()));
             unpack(dk.data(), g, g.s, bi, ni, 0, g.s, static_cast<T*>(ctx.outputs[1].mutable_raw_data()));
             unpack(dv.data(), g, g.s, bi, ni, 0, g.s, static_cast<T*>(ctx.outputs[2].mutable_raw_data()));
