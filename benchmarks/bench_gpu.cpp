@@ -2,7 +2,7 @@
 // the device-to-device copy bandwidth measured in the same run, matmul 4096^3 (float32, bfloat16)
 // against cuBLAS called directly with the same settings, the host cost of one small op, and one
 // training step of the medium MLP on the GPU against the same step on the CPU, and one fused
-// Adam update of 10M floats on both.
+// Adam update of 10M floats on both, the fused attention at T=1024 and layer_norm.
 // Plain main (no Google Benchmark: the GPU machine has none); prints one line per measurement.
 // Usage: bench_gpu [--quick]   (--quick: smaller sizes, for a smoke run)
 #include <algorithm>
@@ -184,6 +184,51 @@ void adam_benchmark(bool quick, double copy_gbs) {
                 t_gpu * 1e3, gbs, 100 * gbs / copy_gbs, t_cpu * 1e3, t_cpu / t_gpu);
 }
 
+// Fused attention (B=8, T=S=1024, N=16, H=64; causal off) forward and forward + backward in
+// float32 and bfloat16, against the H200's dense peaks (FMA 67 TFLOP/s fp32, tensor cores 989
+// TFLOP/s bf16), and layer_norm forward + backward of [16384, 1024] against the copy bandwidth.
+void transformer_benchmark(bool quick, double copy_gbs) {
+    const int64_t b = quick ? 2 : 8, t = 1024, n = 16, h = 64;
+    const double fwd_flops = 2 * 2.0 * b * n * t * t * h;
+    for (const auto dtype : {tf::float32, tf::bfloat16}) {
+        const tf::Tensor q = tf::cast(tf::random::normal({b, t, n, h}), dtype);
+        const tf::Tensor k = tf::cast(tf::random::normal({b, t, n, h}), dtype);
+        const tf::Tensor v = tf::cast(tf::random::normal({b, t, n, h}), dtype);
+        const double fwd = time_op([&] { (void)tf::nn::dot_product_attention(q, k, v); }, quick ? 2 : 10);
+        const double step = time_op(
+            [&] {
+                tf::GradientTape tape;
+                tape.watch(std::vector<tf::Tensor>{q, k, v});
+                const tf::Tensor y = tf::nn::dot_product_attention(q, k, v);
+                (void)tape.gradient(tf::reduce_sum(y), std::vector<tf::Tensor>{q, k, v});
+            },
+            quick ? 2 : 10);
+        const double peak = dtype == tf::float32 ? 67e12 : 989e12;
+        std::printf("attention B%lld T%lld N%lld H%lld %-8s forward %7.3f ms %6.1f TFLOP/s (%.1f%% of peak) | "
+                    "fwd+bwd %7.3f ms %6.1f TFLOP/s (%.1f%% of peak; goal >= 50%%)\n",
+                    static_cast<long long>(b), static_cast<long long>(t), static_cast<long long>(n),
+                    static_cast<long long>(h), std::string(tf::dtype_name(dtype)).c_str(), fwd * 1e3,
+                    fwd_flops / fwd / 1e12, 100 * fwd_flops / fwd / peak, step * 1e3,
+                    3.5 * fwd_flops / step / 1e12, 100 * 3.5 * fwd_flops / step / peak);
+    }
+    const int64_t rows = quick ? 2048 : 16384, cols = 1024;
+    const tf::Tensor x = tf::random::normal({rows, cols});
+    const tf::Tensor gamma = tf::ones({cols});
+    const tf::Tensor beta = tf::zeros({cols});
+    const double t_ln = time_op(
+        [&] {
+            tf::GradientTape tape;
+            tape.watch(std::vector<tf::Tensor>{x, gamma, beta});
+            const tf::Tensor y = tf::nn::layer_norm(x, gamma, beta);
+            (void)tape.gradient(y, std::vector<tf::Tensor>{x, gamma, beta});
+        },
+        quick ? 3 : 20);
+    const double gbs = 5.0 * static_cast<double>(rows * cols) * 4 / t_ln / 1e9;
+    std::printf("layer_norm fwd+bwd [%lld, %lld] float32: %.3f ms (%.0f GB/s, %.1f%% of copy)\n",
+                static_cast<long long>(rows), static_cast<long long>(cols), t_ln * 1e3, gbs,
+                100 * gbs / copy_gbs);
+}
+
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -276,6 +321,7 @@ int run(int argc, char** argv) {
                 per_sync * 1e6);
     mlp_benchmark(quick);
     adam_benchmark(quick, copy_gbs);
+    transformer_benchmark(quick, copy_gbs);
     return 0;
 }
 

@@ -175,6 +175,7 @@ void register_cuda_kernels(KernelRegistry& r) {
     register_training_cuda(r);
     register_sort_cuda(r);
     register_depthwise_cuda(r);
+    register_fused_cuda(r);
 }
 
 }  // namespace tapeflow

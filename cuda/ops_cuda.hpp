@@ -64,6 +64,7 @@ void register_nn_cuda(KernelRegistry& r);
 void register_training_cuda(KernelRegistry& r);
 void register_sort_cuda(KernelRegistry& r);       // ops_cuda_sort.cpp
 void register_depthwise_cuda(KernelRegistry& r);  // ops_cuda_depthwise.cpp
+void register_fused_cuda(KernelRegistry& r);  // ops_cuda_fused.cpp
 
 }  // namespace tapeflow::cuda_ops
 

@@ -50,6 +50,7 @@ fi
 
 # ---- build (release) ----
 benches=(bench_ops bench_train bench_nn bench_summary bench_core bench_checkpoint bench_jacobian)
+benches+=(bench_transformer)   # issue 20: attention, layer_norm, the transformer step (one thread)
 if ((build_step)); then
     if [[ ! -f $build/build.ninja ]]; then
         meson setup "$build" --buildtype=release >/dev/null
@@ -96,7 +97,7 @@ elapsed=$((SECONDS - start))
 
 # ---- report ----
 python3 benchmarks/compare.py --markdown "$raw/table.md" --chart "$out/latest.png" \
-    "$raw"/bench_{ops,nn,train,checkpoint,summary,core,jacobian}.json
+    "$raw"/bench_{ops,nn,train,checkpoint,summary,core,jacobian,transformer}.json
 cpu=$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
 torch_state=$(have_torch && echo "LibTorch $(dpkg-query -W -f='${Version}' libtorch-dev)" || echo "no LibTorch")
 {

@@ -20,6 +20,7 @@
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/threads.hpp>
 #include <tapeflow/ops/array.hpp>
+#include <tapeflow/ops/attention.hpp>
 #include <tapeflow/ops/clip.hpp>
 #include <tapeflow/ops/conv.hpp>
 #include <tapeflow/ops/creation.hpp>

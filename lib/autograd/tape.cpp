@@ -92,6 +92,13 @@ void pop_tape(TapeState& tape) {
     tape.on_stack = false;
 }
 
+bool any_tape_watches(std::span<const Tensor> inputs) {
+    for (const TapeState* tape : active_tapes()) {
+        if (watched_input(*tape, inputs)) return true;
+    }
+    return false;
+}
+
 void record_operation(Op op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                       const Attrs& attrs) {
     for (TapeState* tape : active_tapes()) {

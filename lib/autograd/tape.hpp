@@ -88,6 +88,11 @@ std::vector<TapeState*>& active_tapes();
 /// Cheap check apply() makes before anything else: is any tape recording on this thread?
 inline bool any_tape_recording() { return !active_tapes().empty(); }
 
+/// Whether a recording tape would record an op reading `inputs` (one is watched and floating).
+/// Gradient rows with a fused backward kernel that no tape can differentiate run their composite
+/// of differentiable ops instead when it is true: higher derivatives are being recorded.
+bool any_tape_watches(std::span<const Tensor> inputs);
+
 /// Offers a finished op to every recording tape (called by apply()).
 void record_operation(Op op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                       const Attrs& attrs);

@@ -26,13 +26,16 @@ std::span<const OpDef> conv_op_defs();           // ops/conv.cpp
 std::span<const OpDef> pool_op_defs();           // ops/pooling.cpp
 std::span<const OpDef> training_op_defs();       // ops/training_ops.cpp
 std::span<const OpDef> sort_op_defs();           // ops/sort.cpp
+std::span<const OpDef> layer_norm_op_defs();     // ops/layer_norm.cpp
+std::span<const OpDef> attention_op_defs();      // ops/attention.cpp
 
-inline std::array<std::span<const OpDef>, 15> all_op_defs() {
+inline std::array<std::span<const OpDef>, 18> all_op_defs() {
     return {creation_op_defs(), random_op_defs(), tape_op_defs(),  elementwise_op_defs(),
             reduce_op_defs(),   linalg_op_defs(), array_op_defs(), slicing_op_defs(),
             gather_scatter_op_defs(),
             nn_activation_op_defs(), nn_loss_op_defs(), nn_layer_op_defs(), conv_op_defs(),
-            pool_op_defs(), training_op_defs(), sort_op_defs()};
+            pool_op_defs(), training_op_defs(), sort_op_defs(), layer_norm_op_defs(),
+            attention_op_defs()};
 }
 
 // CPU kernel registration, one function per kernel file (called by register_cpu_kernels).
@@ -51,5 +54,7 @@ void register_pool_cpu(KernelRegistry& r);         // kernels/cpu/pool_cpu.cpp
 void register_training_cpu(KernelRegistry& r);     // kernels/cpu/optimizer_cpu.cpp
 void register_topk_cpu(KernelRegistry& r);         // kernels/cpu/topk_cpu.cpp
 void register_depthwise_cpu(KernelRegistry& r);    // kernels/cpu/depthwise_cpu.cpp
+void register_layer_norm_cpu(KernelRegistry& r);   // kernels/cpu/layer_norm_cpu.cpp
+void register_attention_cpu(KernelRegistry& r);    // kernels/cpu/attention_cpu.cpp
 
 }  // namespace tapeflow

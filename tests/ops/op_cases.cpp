@@ -419,6 +419,36 @@ std::vector<Case> build_cases() {
                  [](const V& x) {
                      return V{tf::nn::avg_pool2d(x[0], 3, 2, "SAME"), tf::nn::avg_pool2d(x[0], {2, 4}, {1, 3}, "VALID")};
                  }, true});
+    // ---- fused transformer ops (the *Grad ops run in the gradients): sizes that are not
+    // multiples of the kernels' blocks and tiles, every attention option, a head past the CUDA
+    // tiles (the host fallback there) ----
+    c.push_back({"layer_norm", {Op::layer_norm, Op::layer_norm_grad}, {{{7, 45}}, {{45}}, {{45}}}, kFloats,
+                 [](const V& x) {
+                     return V{tf::nn::layer_norm(x[0], x[1], x[2]),
+                              tf::nn::layer_norm(tf::reshape(x[0], {7, 5, 9}), {}, {}, std::vector<int64_t>{0, 2})};
+                 }, true});
+    c.push_back({"attention", {Op::attention, Op::attention_grad},
+                 {{{1, 9, 2, 8}}, {{1, 11, 2, 8}}, {{1, 11, 2, 8}}}, kFloats,
+                 [](const V& x) { return V{tf::nn::dot_product_attention(x[0], x[1], x[2])}; }, true});
+    c.push_back({"attention/causal_bias_mask", {Op::attention, Op::attention_grad},
+                 {{{2, 7, 2, 5}}, {{2, 6, 2, 5}}, {{2, 6, 2, 5}}, {{2, 7, 6}},
+                  {{2, 1, 7, 6}, Kind::boolean, tf::bool_}},
+                 kFloats,
+                 [](const V& x) {
+                     tf::nn::DotProductAttentionOptions o;
+                     o.bias = x[3];
+                     o.mask = x[4];
+                     o.is_causal = true;
+                     return V{tf::nn::dot_product_attention(x[0], x[1], x[2], o)};
+                 }, true});
+    c.push_back({"attention/long_head", {Op::attention, Op::attention_grad},
+                 {{{1, 5, 1, 130}}, {{1, 6, 1, 130}}, {{1, 6, 1, 130}}}, kReal,
+                 [](const V& x) {
+                     tf::nn::DotProductAttentionOptions o;
+                     o.is_causal = true;
+                     o.scale = 0.05;
+                     return V{tf::nn::dot_product_attention(x[0], x[1], x[2], o)};
+                 }, true});
     add_training_cases(c);
     add_model_op_cases(c);
     return c;

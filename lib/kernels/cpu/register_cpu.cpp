@@ -19,6 +19,8 @@ void register_cpu_kernels(KernelRegistry& r) {
     register_training_cpu(r);
     register_topk_cpu(r);
     register_depthwise_cpu(r);
+    register_layer_norm_cpu(r);
+    register_attention_cpu(r);
 }
 
 }  // namespace tapeflow

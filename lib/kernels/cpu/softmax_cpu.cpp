@@ -10,6 +10,7 @@
 
 #include "core/dtype_dispatch.hpp"
 #include "core/parallel.hpp"
+#include "kernels/cpu/exp_shifted.hpp"
 #include "ops/apply.hpp"
 #include "ops/op_families.hpp"
 
@@ -24,34 +25,6 @@ T row_max(const T* x, int64_t n) {
     T m = -std::numeric_limits<T>::infinity();
     for (int64_t i = 0; i < n; ++i) m = x[i] > m || std::isnan(x[i]) ? x[i] : m;
     return m;
-}
-
-// out[i] = exp(x[i] - shift); returns the sum. Every element, the tail included, goes through
-// the same xsimd exp.
-template <class T>
-T exp_shifted(const T* x, T shift, T* out, int64_t n) {
-    using B = xsimd::batch<T>;
-    constexpr auto W = static_cast<int64_t>(B::size);
-    const B s(shift);
-    B acc(T(0));
-    int64_t i = 0;
-    for (; i + W <= n; i += W) {
-        const B e = xsimd::exp(B::load_unaligned(x + i) - s);
-        e.store_unaligned(out + i);
-        acc += e;
-    }
-    T sum = xsimd::hadd(acc);
-    if (i < n) {
-        alignas(64) T buf[W];
-        std::fill(buf, buf + W, shift);
-        std::copy(x + i, x + n, buf);
-        xsimd::exp(B::load_aligned(buf) - s).store_aligned(buf);
-        for (int64_t j = 0; j < n - i; ++j) {
-            out[i + j] = buf[j];
-            sum += buf[j];
-        }
-    }
-    return sum;
 }
 
 // The rows of a [outer, n, inner] tensor along its middle axis.
