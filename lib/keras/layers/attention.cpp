@@ -22,8 +22,12 @@ Tensor dot_product_attention(const Tensor& q,
                              const Tensor& mask,
                              double dropout,
                              std::optional<uint64_t> seed) {
-    // MERGE: when dropout == 0, return tf::nn::dot_product_attention(q, k, v, {.mask = mask})
-    // once the fused op is in (same layout, scale, mask rule and masked value).
+    if (dropout == 0 && v.shape()[3] == q.shape()[3]) {  // the fused op: same scale, mask rule
+        nn::DotProductAttentionOptions options;
+        options.mask = mask;
+        return nn::dot_product_attention(q, k, v, options);
+    }
+    // Dropout on the probabilities needs them materialized: the composite (Keras' own path).
     const double scale = 1.0 / std::sqrt(static_cast<double>(q.shape()[3]));
     const Tensor qt = transpose(q, {0, 2, 1, 3}) * scale;  // [B, N, T, H]
     const Tensor kt = transpose(k, {0, 2, 1, 3});          // [B, N, S, H]

@@ -98,12 +98,7 @@ Tensor layer_norm(const Tensor& x,
                   const Tensor& beta,
                   const std::vector<int64_t>& axes,
                   double epsilon) {
-    // MERGE: return tf::nn::layer_norm(x, gamma, beta, axes, epsilon) once the fused op is in.
-    auto [mean, variance] = nn::moments(x, axes, true);
-    Tensor y = (x - mean) * rsqrt(variance + epsilon);
-    if (gamma.defined()) y = y * broadcastable(gamma, axes, x.rank());
-    if (beta.defined()) y = y + broadcastable(beta, axes, x.rank());
-    return y;
+    return nn::layer_norm(x, gamma, beta, axes, epsilon);  // the fused op (one pass each way)
 }
 
 }  // namespace detail
