@@ -8,6 +8,9 @@
 #include <vector>
 
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::io {
 
@@ -33,3 +36,5 @@ std::vector<Tensor> decode_csv(const std::vector<std::string>& records,
                                const std::vector<Tensor>& record_defaults, const CsvOptions& options = {});
 
 }  // namespace tapeflow::io
+
+TAPEFLOW_API_END

@@ -8,6 +8,9 @@
 #include <vector>
 
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::keras::activations {
 
@@ -29,3 +32,5 @@ Tensor gelu(const Tensor& x, bool approximate = false);
 Tensor silu(const Tensor& x);
 
 }  // namespace tapeflow::keras::activations
+
+TAPEFLOW_API_END

@@ -13,6 +13,9 @@
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/summary.hpp>
 #include <tapeflow/train/saver.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::keras {
 
@@ -115,3 +118,5 @@ private:
 
 }  // namespace callbacks
 }  // namespace tapeflow::keras
+
+TAPEFLOW_API_END

@@ -10,6 +10,9 @@
 #include <utility>
 
 #include <tapeflow/autograd/variable.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::keras::initializers {
 
@@ -56,3 +59,5 @@ Initializer orthogonal(double gain = 1, Seed seed = {});
 Initializer identity(double gain = 1);
 
 }  // namespace tapeflow::keras::initializers
+
+TAPEFLOW_API_END

@@ -12,6 +12,9 @@
 
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/keras/module.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::keras::layers {
 
@@ -87,3 +90,5 @@ std::optional<uint64_t> next_seed(const std::optional<uint64_t>& seed, uint64_t&
 std::string shape_text(const Shape& shape);
 
 }  // namespace tapeflow::keras::layers
+
+TAPEFLOW_API_END

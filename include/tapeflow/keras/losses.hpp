@@ -8,6 +8,9 @@
 #include <string>
 
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::keras::losses {
 
@@ -102,3 +105,5 @@ std::pair<Tensor, Tensor> squeeze_to_same_rank(const Tensor& a, const Tensor& b)
 }  // namespace detail
 
 }  // namespace tapeflow::keras::losses
+
+TAPEFLOW_API_END

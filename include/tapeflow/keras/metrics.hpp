@@ -5,6 +5,9 @@
 #include <string>
 
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::keras::metrics {
 
@@ -114,3 +117,5 @@ public:
 };
 
 }  // namespace tapeflow::keras::metrics
+
+TAPEFLOW_API_END

@@ -18,6 +18,9 @@
 #include <tapeflow/keras/losses.hpp>
 #include <tapeflow/keras/metrics.hpp>
 #include <tapeflow/train/optimizer.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::keras {
 
@@ -120,3 +123,5 @@ using keras::Sequential;
 }
 
 }  // namespace tapeflow::keras
+
+TAPEFLOW_API_END

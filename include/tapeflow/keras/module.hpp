@@ -11,6 +11,9 @@
 #include <vector>
 
 #include <tapeflow/autograd/variable.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow {
 
@@ -97,3 +100,5 @@ std::string class_name_of(const Module& module);
 }  // namespace keras::detail
 
 }  // namespace tapeflow
+
+TAPEFLOW_API_END

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::losses {
 
@@ -61,3 +64,5 @@ Tensor hinge_loss(const Tensor& labels, const Tensor& logits, Weights weights = 
 Tensor mean_squared_error(const Tensor& labels, const Tensor& predictions, Weights weights);
 
 }  // namespace tapeflow::losses
+
+TAPEFLOW_API_END

@@ -7,6 +7,9 @@
 
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/ops/math.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::nn {
 
@@ -44,3 +47,5 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Axes
                   double epsilon = 1e-3);
 
 }  // namespace tapeflow::nn
+
+TAPEFLOW_API_END

@@ -9,6 +9,9 @@
 
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/ops/nn.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::nn {
 
@@ -36,3 +39,5 @@ Tensor depthwise_conv2d(const Tensor& input, const Tensor& filter, const Ints& s
                         const Ints& dilations = 1);
 
 }  // namespace tapeflow::nn
+
+TAPEFLOW_API_END

@@ -7,6 +7,9 @@
 #include <vector>
 
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow {
 
@@ -31,3 +34,5 @@ using tapeflow::einsum;
 }  // namespace linalg
 
 }  // namespace tapeflow
+
+TAPEFLOW_API_END

@@ -8,6 +8,9 @@
 #include <utility>
 
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow {
 
@@ -37,3 +40,5 @@ Tensor argsort(const Tensor& x, int64_t axis = -1, std::string_view direction = 
                bool stable = false);
 
 }  // namespace tapeflow
+
+TAPEFLOW_API_END

@@ -23,6 +23,9 @@
 #include <optional>
 #include <thread>
 #include <vector>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::train {
 
@@ -81,3 +84,5 @@ private:
 };
 
 }  // namespace tapeflow::train
+
+TAPEFLOW_API_END

@@ -9,6 +9,9 @@
 #include <optional>
 
 #include <tapeflow/data.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::train {
 
@@ -53,3 +56,5 @@ auto shuffle_batch(const data::Dataset<T>& elements, const ShuffleBatchOptions& 
 }
 
 }  // namespace tapeflow::train
+
+TAPEFLOW_API_END

@@ -8,11 +8,11 @@
 #include <optional>
 #include <type_traits>
 #include <vector>
+
+#include <tapeflow/autograd/variable.hpp>
 #include <tapeflow/core/export.hpp>
 
 TAPEFLOW_API_BEGIN
-
-#include <tapeflow/autograd/variable.hpp>
 
 namespace tapeflow::train {
 

@@ -10,6 +10,9 @@
 
 #include <tapeflow/keras/initializers.hpp>
 #include <tapeflow/keras/layer.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::keras::layers {
 
@@ -70,3 +73,5 @@ Tensor dot_product_attention(const Tensor& q,
 }  // namespace detail
 
 }  // namespace tapeflow::keras::layers
+
+TAPEFLOW_API_END

@@ -12,6 +12,9 @@
 #include <tapeflow/keras/initializers.hpp>
 #include <tapeflow/keras/layer.hpp>
 #include <tapeflow/ops/nn.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::keras::layers {
 
@@ -103,3 +106,5 @@ public:
 };
 
 }  // namespace tapeflow::keras::layers
+
+TAPEFLOW_API_END

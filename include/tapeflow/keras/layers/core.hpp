@@ -9,6 +9,9 @@
 #include <tapeflow/keras/activations.hpp>
 #include <tapeflow/keras/initializers.hpp>
 #include <tapeflow/keras/layer.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::keras::layers {
 
@@ -92,3 +95,5 @@ private:
 };
 
 }  // namespace tapeflow::keras::layers
+
+TAPEFLOW_API_END

@@ -8,6 +8,9 @@
 #include <tapeflow/keras/initializers.hpp>
 #include <tapeflow/keras/layer.hpp>
 #include <tapeflow/ops/math.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::keras::layers {
 
@@ -77,3 +80,5 @@ Tensor layer_norm(const Tensor& x,
 }  // namespace detail
 
 }  // namespace tapeflow::keras::layers
+
+TAPEFLOW_API_END
