@@ -1,7 +1,8 @@
 // CUDA kernels of the binary element-wise ops (arithmetic, comparisons, logic), where and add_n.
 // Broadcasting as on the CPU: a linear kernel when each operand is the output's layout or one
 // value, else an index-plan walk over the merged dimensions (ops_cuda_elementwise.cpp builds the
-// plan with the CPU's make_plan). The math is lib/kernels/shared/elementwise_functors.hpp.
+// plan with the CPU's make_plan). The math is lib/kernels/shared/elementwise_functors.hpp; the ops
+// and their dtypes are the rows of lib/kernels/shared/binary_ops.def.
 #include "device_common.cuh"
 #include "kernels/shared/elementwise_functors.hpp"
 
@@ -67,27 +68,16 @@ __global__ void binary_rows(const S* a, const S* b, O* out, int64_t rows, IndexP
     }
 }
 
-enum class Set { floats, signed_numbers, numbers, all, bools };
-
-template <Set K, class S>
-constexpr bool in_set() {
-    constexpr bool is_float = std::is_floating_point_v<S> || kIsHalf<S>;
-    constexpr bool is_signed_int = std::is_same_v<S, int32_t> || std::is_same_v<S, int64_t>;
-    if constexpr (K == Set::floats) return is_float;
-    if constexpr (K == Set::signed_numbers) return is_float || is_signed_int;
-    if constexpr (K == Set::numbers) return !std::is_same_v<S, bool>;
-    if constexpr (K == Set::bools) return std::is_same_v<S, bool>;
-    return true;
-}
+using ew::TypeSet;
 
 // O: the output type (bool for comparisons and logic).
-template <class F, Set K, bool kBoolOut>
+template <class F, TypeSet K, bool kBoolOut>
 cudaError_t run(Elem elem, const void* a, const void* b, void* out, int64_t n, int a_step,
                 int b_step, const IndexPlan<2>* plan, cudaStream_t stream) {
     return visit_elem(elem, [&](auto tag) {
         using S = typename decltype(tag)::type;
         using O = std::conditional_t<kBoolOut, bool, S>;
-        if constexpr (!in_set<K, S>()) {
+        if constexpr (!in_type_set<K, S>()) {
             return cudaErrorInvalidValue;
         } else {
             const auto* pa = static_cast<const S*>(a);
@@ -144,36 +134,22 @@ __global__ void add_n_kernel(Inputs<S> in, int count, bool accumulate, S* out, i
 
 }  // namespace
 
-cudaError_t binary(Binary op, Elem elem, const void* a, const void* b, void* out, int64_t n,
+cudaError_t binary(Op op, Elem elem, const void* a, const void* b, void* out, int64_t n,
                    int a_step, int b_step, const IndexPlan<2>* plan, cudaStream_t stream) {
     if (n == 0) return cudaSuccess;
-    namespace f = tapeflow::ew;
-    constexpr auto kNum = Set::numbers;
-    constexpr auto kSigned = Set::signed_numbers;
-#define TAPEFLOW_RUN(F, K, B) run<F, K, B>(elem, a, b, out, n, a_step, b_step, plan, stream)
-    switch (op) {
-        case Binary::add: return TAPEFLOW_RUN(f::Add, kNum, false);
-        case Binary::sub: return TAPEFLOW_RUN(f::Sub, kNum, false);
-        case Binary::mul: return TAPEFLOW_RUN(f::Mul, kNum, false);
-        case Binary::div: return TAPEFLOW_RUN(f::Div, kNum, false);
-        case Binary::floordiv: return TAPEFLOW_RUN(f::FloorDiv, kNum, false);
-        case Binary::floormod: return TAPEFLOW_RUN(f::FloorMod, kNum, false);
-        case Binary::pow: return TAPEFLOW_RUN(f::Pow, kSigned, false);
-        case Binary::maximum: return TAPEFLOW_RUN(f::Maximum, kNum, false);
-        case Binary::minimum: return TAPEFLOW_RUN(f::Minimum, kNum, false);
-        case Binary::squared_difference: return TAPEFLOW_RUN(f::SquaredDifference, kSigned, false);
-        case Binary::divide_no_nan: return TAPEFLOW_RUN(f::DivNoNan, Set::floats, false);
-        case Binary::equal: return TAPEFLOW_RUN(f::Equal, Set::all, true);
-        case Binary::not_equal: return TAPEFLOW_RUN(f::NotEqual, Set::all, true);
-        case Binary::less: return TAPEFLOW_RUN(f::Less, kNum, true);
-        case Binary::less_equal: return TAPEFLOW_RUN(f::LessEqual, kNum, true);
-        case Binary::greater: return TAPEFLOW_RUN(f::Greater, kNum, true);
-        case Binary::greater_equal: return TAPEFLOW_RUN(f::GreaterEqual, kNum, true);
-        case Binary::logical_and: return TAPEFLOW_RUN(f::LogicalAnd, Set::bools, true);
-        case Binary::logical_or: return TAPEFLOW_RUN(f::LogicalOr, Set::bools, true);
-    }
+#define TAPEFLOW_RUN(F, K, B) \
+    run<ew::F, TypeSet::K, B>(elem, a, b, out, n, a_step, b_step, plan, stream)
+#define TFL_BINARY(name, functor, dtypes, check, cost) \
+    case Op::name: return TAPEFLOW_RUN(functor, dtypes, false);
+#define TFL_COMPARE(name, functor, dtypes) \
+    case Op::name: return TAPEFLOW_RUN(functor, dtypes, true);
+    switch (op) {  // the rows of kernels/shared/binary_ops.def
+#include "kernels/shared/binary_ops.def"
+#undef TFL_COMPARE
+#undef TFL_BINARY
 #undef TAPEFLOW_RUN
-    return cudaErrorInvalidValue;
+        default: return cudaErrorInvalidValue;
+    }
 }
 
 cudaError_t where(const void* cond, const void* x, const void* y, void* out, int64_t n,

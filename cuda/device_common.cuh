@@ -8,6 +8,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "kernels/shared/type_sets.hpp"
 #include "launch.hpp"
 
 namespace tapeflow::cuda_launch {
@@ -41,6 +42,15 @@ __device__ __forceinline__ T store(C v) {
     } else {
         return static_cast<T>(v);
     }
+}
+
+/// Whether S (a device element type) belongs to the kernel table's dtype set K.
+template <ew::TypeSet K, class S>
+constexpr bool in_type_set() {
+    return ew::type_in_set(K,
+                           std::is_floating_point_v<S> || kIsHalf<S>,
+                           std::is_same_v<S, int32_t> || std::is_same_v<S, int64_t>,
+                           std::is_same_v<S, bool>);
 }
 
 template <class T>

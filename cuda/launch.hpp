@@ -9,13 +9,16 @@
 
 #include <cuda_runtime_api.h>
 
+#include "ops/op.hpp"
+
 namespace tapeflow::opt {
 struct Hyper;  // kernels/shared/optimizer_functors.hpp
 }
 
 namespace tapeflow::cuda_launch {
 
-/// Element types, in tapeflow::DType's order (ops_cuda.cpp converts with a static_cast).
+/// Element types, in tapeflow::DType's order (ops_cuda.hpp converts with a static_cast and
+/// static_asserts the order).
 enum class Elem : uint8_t { f32, f64, i32, i64, u8, b8, f16, bf16 };
 
 /// Most dimensions of an index plan after merging (the CPU's broadcast plans allow as many).
@@ -57,23 +60,16 @@ cudaError_t permute_rows(const void* in, void* out, const int64_t* perm, int64_t
 
 // ---- element-wise (unary_kernels.cu, binary_kernels.cu, compare_kernels.cu) ----
 
-enum class Unary {
-    negative, abs, sign, exp, expm1, log, log1p, sqrt, rsqrt, square, reciprocal, sin, cos, tanh,
-    sigmoid, erf, floor, ceil, round, softplus, logical_not
-};
-enum class Binary {
-    add, sub, mul, div, floordiv, floormod, pow, maximum, minimum, squared_difference,
-    divide_no_nan, equal, not_equal, less, less_equal, greater, greater_equal, logical_and,
-    logical_or
-};
 
-/// out[i] = f(in[i]) for i < n (contiguous).
-cudaError_t unary(Unary op, Elem elem, const void* in, void* out, int64_t n, cudaStream_t stream);
+/// out[i] = f(in[i]) for i < n (contiguous): the ops of kernels/shared/unary_ops.def and
+/// logical_not; cudaErrorInvalidValue for other ops or dtypes.
+cudaError_t unary(Op op, Elem elem, const void* in, void* out, int64_t n, cudaStream_t stream);
 
-/// out = f(a, b) over `n` output elements. `plan` is null for the linear case, where a_step and
-/// b_step (1 or 0: a scalar operand) give each operand's stride; otherwise plan->strides[0/1] walk
-/// a and b. Arithmetic ops write `elem`, comparisons and logic write bool.
-cudaError_t binary(Binary op, Elem elem, const void* a, const void* b, void* out, int64_t n,
+/// out = f(a, b) over `n` output elements, for the ops of kernels/shared/binary_ops.def. `plan` is
+/// null for the linear case, where a_step and b_step (1 or 0: a scalar operand) give each operand's
+/// stride; otherwise plan->strides[0/1] walk a and b. Arithmetic ops write `elem`, comparisons and
+/// logic write bool.
+cudaError_t binary(Op op, Elem elem, const void* a, const void* b, void* out, int64_t n,
                    int a_step, int b_step, const IndexPlan<2>* plan, cudaStream_t stream);
 
 /// where(cond, x, y) with three-way broadcasting, moving elements of `element_size` bytes.
@@ -221,25 +217,19 @@ cudaError_t avg_pool_grad(Elem elem, const Window& w, const void* g, void* dx, c
 
 // ---- fused optimizer updates (optimizer_kernels.cu) ----
 
-/// The update functors of kernels/shared/optimizer_functors.hpp, in op_list.def's order.
-enum class Optimizer {
-    gradient_descent, proximal_gradient_descent, momentum, keras_momentum, adagrad,
-    proximal_adagrad, adadelta, adam, adam_with_amsgrad, ada_max, nadam, ftrl, rms_prop,
-    centered_rms_prop, keras_rms_prop, keras_centered_rms_prop
-};
-
 /// Most slots an update has (the functors' kSlots).
 inline constexpr int kMaxSlots = 4;
 
 /// Dense update of n elements in place: var and the optimizer's slots (kSlots pointers, in the
-/// op's input order) with grad; float32/float64, hyper-parameters from the host.
-cudaError_t optimizer_update(Optimizer op, Elem elem, const opt::Hyper& hyper, void* var,
+/// op's input order) with grad; float32/float64, hyper-parameters from the host. `op` is a dense
+/// row of kernels/shared/optimizer_ops.def.
+cudaError_t optimizer_update(Op op, Elem elem, const opt::Hyper& hyper, void* var,
                              void* const* slots, const void* grad, int64_t n, cudaStream_t stream);
 
 /// Sparse update: rows `indices[r]` (int32 or int64, unique and in range: the wrapper sums
 /// duplicates and checks them) of var and slots, each row_len elements, with values' row r.
-/// Only the optimizers that have a ResourceSparseApply op.
-cudaError_t sparse_optimizer_update(Optimizer op, Elem elem, const opt::Hyper& hyper, void* var,
+/// `op` is a sparse row of kernels/shared/optimizer_ops.def.
+cudaError_t sparse_optimizer_update(Op op, Elem elem, const opt::Hyper& hyper, void* var,
                                     void* const* slots, const void* values, const void* indices,
                                     bool index_is_64, int64_t rows, int64_t row_len,
                                     cudaStream_t stream);

@@ -11,6 +11,19 @@
 
 namespace tapeflow::cuda_ops {
 
+// cuda_launch::Elem mirrors DType (the .cu files cannot include the public dtype header).
+#define TAPEFLOW_SAME_ELEM(e, d) \
+    static_assert(static_cast<int>(cuda_launch::Elem::e) == static_cast<int>(DType::d), #e);
+TAPEFLOW_SAME_ELEM(f32, float32)
+TAPEFLOW_SAME_ELEM(f64, float64)
+TAPEFLOW_SAME_ELEM(i32, int32)
+TAPEFLOW_SAME_ELEM(i64, int64)
+TAPEFLOW_SAME_ELEM(u8, uint8)
+TAPEFLOW_SAME_ELEM(b8, bool_)
+TAPEFLOW_SAME_ELEM(f16, float16)
+TAPEFLOW_SAME_ELEM(bf16, bfloat16)
+#undef TAPEFLOW_SAME_ELEM
+
 inline cuda_launch::Elem elem_of(DType dtype) { return static_cast<cuda_launch::Elem>(dtype); }
 
 inline cudaStream_t stream_of(const KernelContext& ctx) { return cuda_detail::stream_for(ctx.device); }

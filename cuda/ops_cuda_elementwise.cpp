@@ -1,23 +1,29 @@
-// Registry glue of the element-wise family on CUDA: unary, binary (with the CPU's broadcast plans,
-// kernels/cpu/elementwise_loops.hpp), comparisons, logic, where, add_n and cast. The integer
+// Registry glue of the element-wise family on CUDA: unary (the rows of the unary kernel table,
+// kernels/shared/unary_ops.def), binary (with the CPU's broadcast plans,
+// kernels/shared/elementwise_host.hpp), comparisons, logic, where, add_n and cast. The integer
 // divisor/exponent checks run on a host copy of the second operand, as TensorFlow's GPU kernels
 // cannot raise them either; that copy synchronizes, and only integer division and pow pay it.
-#include "kernels/cpu/elementwise_loops.hpp"
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include "core/dtype_dispatch.hpp"
+#include "kernels/shared/elementwise_host.hpp"
 #include "ops_cuda.hpp"
 
 namespace tapeflow::cuda_ops {
 namespace {
 
-using cuda_launch::Binary;
 using cuda_launch::IndexPlan;
-using cuda_launch::Unary;
-using cpu::ew::BroadcastPlan;
-using cpu::ew::IntCheck;
+using ew::BroadcastPlan;
+using ew::IntCheck;
+
+static_assert(cuda_launch::kMaxDims == ew::kMaxDims, "index plans hold the CPU's broadcast plans");
 
 template <int N>
 IndexPlan<N> index_plan(const KernelContext& ctx, const std::array<const Shape*, N>& shapes) {
     BroadcastPlan<N> p;
-    if (!cpu::ew::make_plan<N>(ctx.outputs[0].shape(), shapes, p)) cpu::ew::throw_too_many_dims(ctx);
+    if (!ew::make_plan<N>(ctx.outputs[0].shape(), shapes, p)) ew::throw_too_many_dims(ctx);
     IndexPlan<N> plan;
     plan.rank = p.rank;
     for (int d = 0; d < p.rank; ++d) {
@@ -27,10 +33,9 @@ IndexPlan<N> index_plan(const KernelContext& ctx, const std::array<const Shape*,
     return plan;
 }
 
-template <Unary U>
 void unary_kernel(const KernelContext& ctx) {
     const Tensor& x = ctx.inputs[0];
-    TAPEFLOW_CUDA_CHECK(cuda_launch::unary(U, elem_of(x.dtype()), x.raw_data(),
+    TAPEFLOW_CUDA_CHECK(cuda_launch::unary(ctx.op, elem_of(x.dtype()), x.raw_data(),
                                            ctx.outputs[0].mutable_raw_data(), x.num_elements(),
                                            stream_of(ctx)));
 }
@@ -42,14 +47,14 @@ void check_integer_operand(const KernelContext& ctx) {
             using S = typename decltype(tag)::type;
             if constexpr (std::is_integral_v<S>) {
                 const std::array<Tensor, 2> host{ctx.inputs[0], ctx.inputs[1].cpu()};
-                cpu::ew::check_integer_operand<C, S>(
+                ew::check_integer_operand<C, S>(
                     KernelContext{ctx.op, Device::cpu(), host, ctx.outputs, ctx.attrs});
             }
         });
     }
 }
 
-template <Binary B, IntCheck C = IntCheck::none>
+template <IntCheck C>
 void binary_kernel(const KernelContext& ctx) {
     const Tensor& a = ctx.inputs[0];
     const Tensor& b = ctx.inputs[1];
@@ -62,13 +67,13 @@ void binary_kernel(const KernelContext& ctx) {
     const cuda_launch::Elem elem = elem_of(a.dtype());
     cudaStream_t stream = stream_of(ctx);
     if ((na == n || na == 1) && (nb == n || nb == 1)) {
-        TAPEFLOW_CUDA_CHECK(cuda_launch::binary(B, elem, a.raw_data(), b.raw_data(),
+        TAPEFLOW_CUDA_CHECK(cuda_launch::binary(ctx.op, elem, a.raw_data(), b.raw_data(),
                                                 y.mutable_raw_data(), n, na == n ? 1 : 0,
                                                 nb == n ? 1 : 0, nullptr, stream));
         return;
     }
     const IndexPlan<2> plan = index_plan<2>(ctx, {&a.shape(), &b.shape()});
-    TAPEFLOW_CUDA_CHECK(cuda_launch::binary(B, elem, a.raw_data(), b.raw_data(),
+    TAPEFLOW_CUDA_CHECK(cuda_launch::binary(ctx.op, elem, a.raw_data(), b.raw_data(),
                                             y.mutable_raw_data(), n, 1, 1, &plan, stream));
 }
 
@@ -106,58 +111,27 @@ void cast_kernel(const KernelContext& ctx) {
 }  // namespace
 
 void register_elementwise_cuda(KernelRegistry& r) {
-    using cpu::ew::dtypes_of;
-    using cpu::ew::TypeSet;
+    using ew::dtypes_of;
+    using ew::TypeSet;
     constexpr auto kCuda = DeviceType::cuda;
     const DTypeSet num = dtypes_of(TypeSet::numbers);
-    const DTypeSet sig = dtypes_of(TypeSet::signed_numbers);
-    const DTypeSet flt = dtypes_of(TypeSet::floats);
     const DTypeSet all = dtypes_of(TypeSet::all);
     const DTypeSet bools = dtypes_of(TypeSet::bools);
-    constexpr auto kDivisor = IntCheck::nonzero_divisor;
     r.add(Op::cast, kCuda, cast_kernel, kAllTypes);
-    r.add(Op::add, kCuda, binary_kernel<Binary::add>, num);
-    r.add(Op::subtract, kCuda, binary_kernel<Binary::sub>, num);
-    r.add(Op::multiply, kCuda, binary_kernel<Binary::mul>, num);
-    r.add(Op::divide, kCuda, binary_kernel<Binary::div, kDivisor>, num);
-    r.add(Op::floordiv, kCuda, binary_kernel<Binary::floordiv, kDivisor>, num);
-    r.add(Op::floormod, kCuda, binary_kernel<Binary::floormod, kDivisor>, num);
-    r.add(Op::pow, kCuda, binary_kernel<Binary::pow, IntCheck::nonnegative_exponent>, sig);
-    r.add(Op::maximum, kCuda, binary_kernel<Binary::maximum>, num);
-    r.add(Op::minimum, kCuda, binary_kernel<Binary::minimum>, num);
-    r.add(Op::squared_difference, kCuda, binary_kernel<Binary::squared_difference>, sig);
-    r.add(Op::divide_no_nan, kCuda, binary_kernel<Binary::divide_no_nan>, flt);
     r.add(Op::add_n, kCuda, add_n_kernel, num);
-    r.add(Op::equal, kCuda, binary_kernel<Binary::equal>, all);
-    r.add(Op::not_equal, kCuda, binary_kernel<Binary::not_equal>, all);
-    r.add(Op::less, kCuda, binary_kernel<Binary::less>, num);
-    r.add(Op::less_equal, kCuda, binary_kernel<Binary::less_equal>, num);
-    r.add(Op::greater, kCuda, binary_kernel<Binary::greater>, num);
-    r.add(Op::greater_equal, kCuda, binary_kernel<Binary::greater_equal>, num);
-    r.add(Op::logical_and, kCuda, binary_kernel<Binary::logical_and>, bools);
-    r.add(Op::logical_or, kCuda, binary_kernel<Binary::logical_or>, bools);
-    r.add(Op::logical_not, kCuda, unary_kernel<Unary::logical_not>, bools);
+#define TFL_BINARY(op, functor, dtypes, check, cost) \
+    r.add(Op::op, kCuda, binary_kernel<IntCheck::check>, dtypes_of(TypeSet::dtypes));
+#define TFL_COMPARE(op, functor, dtypes) \
+    r.add(Op::op, kCuda, binary_kernel<IntCheck::none>, dtypes_of(TypeSet::dtypes));
+#include "kernels/shared/binary_ops.def"
+#undef TFL_COMPARE
+#undef TFL_BINARY
+    r.add(Op::logical_not, kCuda, unary_kernel, bools);
     r.add(Op::where, kCuda, where_kernel, all);
-    r.add(Op::negative, kCuda, unary_kernel<Unary::negative>, sig);
-    r.add(Op::abs, kCuda, unary_kernel<Unary::abs>, sig);
-    r.add(Op::sign, kCuda, unary_kernel<Unary::sign>, sig);
-    r.add(Op::square, kCuda, unary_kernel<Unary::square>, sig);
-    r.add(Op::round, kCuda, unary_kernel<Unary::round>, sig);
-    r.add(Op::reciprocal, kCuda, unary_kernel<Unary::reciprocal>, flt);
-    r.add(Op::exp, kCuda, unary_kernel<Unary::exp>, flt);
-    r.add(Op::expm1, kCuda, unary_kernel<Unary::expm1>, flt);
-    r.add(Op::log, kCuda, unary_kernel<Unary::log>, flt);
-    r.add(Op::log1p, kCuda, unary_kernel<Unary::log1p>, flt);
-    r.add(Op::sqrt, kCuda, unary_kernel<Unary::sqrt>, flt);
-    r.add(Op::rsqrt, kCuda, unary_kernel<Unary::rsqrt>, flt);
-    r.add(Op::sin, kCuda, unary_kernel<Unary::sin>, flt);
-    r.add(Op::cos, kCuda, unary_kernel<Unary::cos>, flt);
-    r.add(Op::tanh, kCuda, unary_kernel<Unary::tanh>, flt);
-    r.add(Op::sigmoid, kCuda, unary_kernel<Unary::sigmoid>, flt);
-    r.add(Op::erf, kCuda, unary_kernel<Unary::erf>, flt);
-    r.add(Op::floor, kCuda, unary_kernel<Unary::floor>, flt);
-    r.add(Op::ceil, kCuda, unary_kernel<Unary::ceil>, flt);
-    r.add(Op::softplus, kCuda, unary_kernel<Unary::softplus>, flt);
+#define TFL_UNARY(op, functor, dtypes, cost) \
+    r.add(Op::op, kCuda, unary_kernel, dtypes_of(TypeSet::dtypes));
+#include "kernels/shared/unary_ops.def"
+#undef TFL_UNARY
 }
 
 }  // namespace tapeflow::cuda_ops

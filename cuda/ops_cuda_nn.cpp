@@ -4,7 +4,7 @@
 // (nn_detail::window_from), and the dtype sets are the CPU's.
 #include <algorithm>
 
-#include "kernels/cpu/elementwise_loops.hpp"
+#include "kernels/shared/elementwise_host.hpp"
 #include "ops/nn_common.hpp"
 #include "cublas_loader.hpp"
 #include "ops_cuda.hpp"
@@ -228,8 +228,8 @@ void avg_pool_grad_kernel(const KernelContext& ctx) {
 }  // namespace
 
 void register_nn_cuda(KernelRegistry& r) {
-    using cpu::ew::dtypes_of;
-    using cpu::ew::TypeSet;
+    using ew::dtypes_of;
+    using ew::TypeSet;
     constexpr auto kCuda = DeviceType::cuda;
     const DTypeSet sig = dtypes_of(TypeSet::signed_numbers);
     const DTypeSet flt = dtypes_of(TypeSet::floats);

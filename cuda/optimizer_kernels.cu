@@ -89,56 +89,42 @@ cudaError_t run_sparse(Elem elem, const opt::Hyper& h, void* var, void* const* s
 
 }  // namespace
 
-cudaError_t optimizer_update(Optimizer op, Elem elem, const opt::Hyper& h, void* var,
-                             void* const* slots, const void* grad, int64_t n, cudaStream_t stream) {
+// The switches are generated from the update table: the dense rows here, the sparse rows below.
+#define TFL_UPDATE_sparse(op, F)
+#define TFL_UPDATE_dense(op, F) \
+    case Op::op: return run_dense<opt::F>(elem, h, var, slots, grad, n, stream);
+#define TFL_UPDATE(op, F, form) TFL_UPDATE_##form(op, F)
+
+cudaError_t optimizer_update(Op op, Elem elem, const opt::Hyper& h, void* var, void* const* slots,
+                             const void* grad, int64_t n, cudaStream_t stream) {
     if (n == 0) return cudaSuccess;
-#define TAPEFLOW_DENSE(O, F) \
-    case Optimizer::O: return run_dense<opt::F>(elem, h, var, slots, grad, n, stream);
     switch (op) {
-        TAPEFLOW_DENSE(gradient_descent, GradientDescent)
-        TAPEFLOW_DENSE(proximal_gradient_descent, ProximalGradientDescent)
-        TAPEFLOW_DENSE(momentum, Momentum)
-        TAPEFLOW_DENSE(keras_momentum, KerasMomentum)
-        TAPEFLOW_DENSE(adagrad, Adagrad)
-        TAPEFLOW_DENSE(proximal_adagrad, ProximalAdagrad)
-        TAPEFLOW_DENSE(adadelta, Adadelta)
-        TAPEFLOW_DENSE(adam, Adam)
-        TAPEFLOW_DENSE(adam_with_amsgrad, AdamWithAmsgrad)
-        TAPEFLOW_DENSE(ada_max, AdaMax)
-        TAPEFLOW_DENSE(nadam, Nadam)
-        TAPEFLOW_DENSE(ftrl, Ftrl)
-        TAPEFLOW_DENSE(rms_prop, RmsProp)
-        TAPEFLOW_DENSE(centered_rms_prop, CenteredRmsProp)
-        TAPEFLOW_DENSE(keras_rms_prop, KerasRmsProp)
-        TAPEFLOW_DENSE(keras_centered_rms_prop, KerasCenteredRmsProp)
+#include "kernels/shared/optimizer_ops.def"
+        default: return cudaErrorInvalidValue;
     }
-#undef TAPEFLOW_DENSE
-    return cudaErrorInvalidValue;
 }
 
-cudaError_t sparse_optimizer_update(Optimizer op, Elem elem, const opt::Hyper& h, void* var,
+#undef TFL_UPDATE_dense
+#undef TFL_UPDATE_sparse
+#define TFL_UPDATE_dense(op, F)
+#define TFL_UPDATE_sparse(op, F)                                                                \
+    case Op::op:                                                                                \
+        return run_sparse<opt::F>(elem, h, var, slots, values, indices, index_is_64, rows,      \
+                                  row_len, stream);
+
+cudaError_t sparse_optimizer_update(Op op, Elem elem, const opt::Hyper& h, void* var,
                                     void* const* slots, const void* values, const void* indices,
                                     bool index_is_64, int64_t rows, int64_t row_len,
                                     cudaStream_t stream) {
     if (rows == 0 || row_len == 0) return cudaSuccess;
-#define TAPEFLOW_SPARSE(O, F)                                                                   \
-    case Optimizer::O:                                                                          \
-        return run_sparse<opt::F>(elem, h, var, slots, values, indices, index_is_64, rows,      \
-                                  row_len, stream);
     switch (op) {
-        TAPEFLOW_SPARSE(gradient_descent, GradientDescent)
-        TAPEFLOW_SPARSE(proximal_gradient_descent, ProximalGradientDescent)
-        TAPEFLOW_SPARSE(momentum, Momentum)
-        TAPEFLOW_SPARSE(adagrad, Adagrad)
-        TAPEFLOW_SPARSE(proximal_adagrad, ProximalAdagrad)
-        TAPEFLOW_SPARSE(adadelta, Adadelta)
-        TAPEFLOW_SPARSE(ftrl, Ftrl)
-        TAPEFLOW_SPARSE(rms_prop, RmsProp)
-        TAPEFLOW_SPARSE(centered_rms_prop, CenteredRmsProp)
-        default: break;  // no ResourceSparseApply op
+#include "kernels/shared/optimizer_ops.def"
+        default: return cudaErrorInvalidValue;
     }
-#undef TAPEFLOW_SPARSE
-    return cudaErrorInvalidValue;
 }
+
+#undef TFL_UPDATE
+#undef TFL_UPDATE_dense
+#undef TFL_UPDATE_sparse
 
 }  // namespace tapeflow::cuda_launch

@@ -1,11 +1,14 @@
 // CUDA kernels of the element-wise unary ops: one linear kernel template over the functors of
-// lib/kernels/shared/elementwise_functors.hpp (the CPU's math, compiled for the device),
-// instantiated for the dtypes the CPU registers each op for.
+// lib/kernels/shared/elementwise_functors.hpp (the CPU's math, compiled for the device), with the
+// switch over Op generated from the unary kernel table (kernels/shared/unary_ops.def), so each op
+// is instantiated for the dtypes the CPU registers it for; plus logical_not on the bool bytes.
 #include "device_common.cuh"
 #include "kernels/shared/elementwise_functors.hpp"
 
 namespace tapeflow::cuda_launch {
 namespace {
+
+using ew::TypeSet;
 
 template <class F, class S>
 __global__ void unary_kernel(const S* in, S* out, int64_t n) {
@@ -24,21 +27,18 @@ __global__ void unary_kernel(const S* in, S* out, int64_t n) {
     }
 }
 
-enum class Set { floats, signed_numbers, bools };
-
-template <Set K, class S>
+template <TypeSet K, class S>
 constexpr bool in_set() {
-    constexpr bool is_float = std::is_floating_point_v<S> || kIsHalf<S>;
-    if constexpr (K == Set::floats) return is_float;
-    if constexpr (K == Set::signed_numbers) {
-        return is_float || std::is_same_v<S, int32_t> || std::is_same_v<S, int64_t>;
+    if constexpr (K == TypeSet::bools) {
+        return std::is_same_v<S, uint8_t>;  // logical_not runs on the bytes
+    } else {
+        return in_type_set<K, S>();
     }
-    return std::is_same_v<S, uint8_t>;  // bools: logical_not runs on the bytes
 }
 
-template <class F, Set K>
+template <class F, TypeSet K>
 cudaError_t run(Elem elem, const void* in, void* out, int64_t n, cudaStream_t stream) {
-    if (K == Set::bools) elem = Elem::u8;
+    if (K == TypeSet::bools) elem = Elem::u8;
     return visit_elem(elem, [&](auto tag) {
         using S = typename decltype(tag)::type;
         if constexpr (!in_set<K, S>()) {
@@ -53,35 +53,17 @@ cudaError_t run(Elem elem, const void* in, void* out, int64_t n, cudaStream_t st
 
 }  // namespace
 
-cudaError_t unary(Unary op, Elem elem, const void* in, void* out, int64_t n, cudaStream_t stream) {
+cudaError_t unary(Op op, Elem elem, const void* in, void* out, int64_t n, cudaStream_t stream) {
     if (n == 0) return cudaSuccess;
-    namespace f = tapeflow::ew;
-    constexpr auto kSigned = Set::signed_numbers;
-    constexpr auto kFloat = Set::floats;
     switch (op) {
-        case Unary::negative: return run<f::Negative, kSigned>(elem, in, out, n, stream);
-        case Unary::abs: return run<f::Abs, kSigned>(elem, in, out, n, stream);
-        case Unary::sign: return run<f::Sign, kSigned>(elem, in, out, n, stream);
-        case Unary::square: return run<f::Square, kSigned>(elem, in, out, n, stream);
-        case Unary::round: return run<f::Round, kSigned>(elem, in, out, n, stream);
-        case Unary::reciprocal: return run<f::Reciprocal, kFloat>(elem, in, out, n, stream);
-        case Unary::exp: return run<f::Exp, kFloat>(elem, in, out, n, stream);
-        case Unary::expm1: return run<f::Expm1, kFloat>(elem, in, out, n, stream);
-        case Unary::log: return run<f::Log, kFloat>(elem, in, out, n, stream);
-        case Unary::log1p: return run<f::Log1p, kFloat>(elem, in, out, n, stream);
-        case Unary::sqrt: return run<f::Sqrt, kFloat>(elem, in, out, n, stream);
-        case Unary::rsqrt: return run<f::Rsqrt, kFloat>(elem, in, out, n, stream);
-        case Unary::sin: return run<f::Sin, kFloat>(elem, in, out, n, stream);
-        case Unary::cos: return run<f::Cos, kFloat>(elem, in, out, n, stream);
-        case Unary::tanh: return run<f::Tanh, kFloat>(elem, in, out, n, stream);
-        case Unary::sigmoid: return run<f::Sigmoid, kFloat>(elem, in, out, n, stream);
-        case Unary::erf: return run<f::Erf, kFloat>(elem, in, out, n, stream);
-        case Unary::floor: return run<f::Floor, kFloat>(elem, in, out, n, stream);
-        case Unary::ceil: return run<f::Ceil, kFloat>(elem, in, out, n, stream);
-        case Unary::softplus: return run<f::Softplus, kFloat>(elem, in, out, n, stream);
-        case Unary::logical_not: return run<f::LogicalNot, Set::bools>(elem, in, out, n, stream);
+#define TFL_UNARY(name, functor, dtypes, cost) \
+    case Op::name: return run<ew::functor, TypeSet::dtypes>(elem, in, out, n, stream);
+#include "kernels/shared/unary_ops.def"
+#undef TFL_UNARY
+        case Op::logical_not:
+            return run<ew::LogicalNot, TypeSet::bools>(elem, in, out, n, stream);
+        default: return cudaErrorInvalidValue;
     }
-    return cudaErrorInvalidValue;
 }
 
 }  // namespace tapeflow::cuda_launch

@@ -19,34 +19,12 @@
 namespace tapeflow {
 namespace {
 
+// One row per row of the update table (lib/kernels/shared/optimizer_ops.def): the training ops
+// update in place and have no gradient.
 const OpDef kTrainingOps[] = {
-#define TFL_TRAINING_ROW(name) {Op::name, Save::nothing, nullptr},  // in-place update: no gradient
-    TFL_TRAINING_ROW(apply_gradient_descent)
-    TFL_TRAINING_ROW(apply_proximal_gradient_descent)
-    TFL_TRAINING_ROW(apply_momentum)
-    TFL_TRAINING_ROW(apply_keras_momentum)
-    TFL_TRAINING_ROW(apply_adagrad)
-    TFL_TRAINING_ROW(apply_proximal_adagrad)
-    TFL_TRAINING_ROW(apply_adadelta)
-    TFL_TRAINING_ROW(apply_adam)
-    TFL_TRAINING_ROW(apply_adam_with_amsgrad)
-    TFL_TRAINING_ROW(apply_ada_max)
-    TFL_TRAINING_ROW(apply_nadam)
-    TFL_TRAINING_ROW(apply_ftrl)
-    TFL_TRAINING_ROW(apply_rms_prop)
-    TFL_TRAINING_ROW(apply_centered_rms_prop)
-    TFL_TRAINING_ROW(apply_keras_rms_prop)
-    TFL_TRAINING_ROW(apply_keras_centered_rms_prop)
-    TFL_TRAINING_ROW(sparse_apply_gradient_descent)
-    TFL_TRAINING_ROW(sparse_apply_proximal_gradient_descent)
-    TFL_TRAINING_ROW(sparse_apply_momentum)
-    TFL_TRAINING_ROW(sparse_apply_adagrad)
-    TFL_TRAINING_ROW(sparse_apply_proximal_adagrad)
-    TFL_TRAINING_ROW(sparse_apply_adadelta)
-    TFL_TRAINING_ROW(sparse_apply_ftrl)
-    TFL_TRAINING_ROW(sparse_apply_rms_prop)
-    TFL_TRAINING_ROW(sparse_apply_centered_rms_prop)
-#undef TFL_TRAINING_ROW
+#define TFL_UPDATE(op, functor, form) {Op::op, Save::nothing, nullptr},
+#include "kernels/shared/optimizer_ops.def"
+#undef TFL_UPDATE
 };
 
 void check_dtype(Op op, const Variable& var, DType dtype) {

@@ -43,19 +43,20 @@ namespace tapeflow {
 
 void register_activation_cpu(KernelRegistry& r) {
     using namespace cpu;
+    using cpu::ew::dtypes_of;  // not tapeflow::ew's: `ew` alone is ambiguous here
     constexpr auto kCpu = DeviceType::cpu;
     constexpr auto kSigned = TypeSet::signed_numbers;
     constexpr auto kFloat = TypeSet::floats;
-    r.add(Op::relu, kCpu, forward_kernel<Relu, kSigned>, ew::dtypes_of(kSigned));
-    r.add(Op::relu_grad, kCpu, grad_kernel<ReluGrad, kSigned>, ew::dtypes_of(kSigned));
-    r.add(Op::relu6, kCpu, forward_kernel<Relu6, kSigned>, ew::dtypes_of(kSigned));
-    r.add(Op::relu6_grad, kCpu, grad_kernel<Relu6Grad, kSigned>, ew::dtypes_of(kSigned));
-    r.add(Op::elu, kCpu, forward_kernel<Elu, kFloat>, ew::dtypes_of(kFloat));
-    r.add(Op::elu_grad, kCpu, grad_kernel<EluGrad, kFloat>, ew::dtypes_of(kFloat));
-    r.add(Op::selu, kCpu, forward_kernel<Selu, kFloat>, ew::dtypes_of(kFloat));
-    r.add(Op::selu_grad, kCpu, grad_kernel<SeluGrad, kFloat>, ew::dtypes_of(kFloat));
-    r.add(Op::leaky_relu, kCpu, forward_kernel<LeakyRelu, kFloat>, ew::dtypes_of(kFloat));
-    r.add(Op::leaky_relu_grad, kCpu, grad_kernel<LeakyReluGrad, kFloat>, ew::dtypes_of(kFloat));
+    r.add(Op::relu, kCpu, forward_kernel<Relu, kSigned>, dtypes_of(kSigned));
+    r.add(Op::relu_grad, kCpu, grad_kernel<ReluGrad, kSigned>, dtypes_of(kSigned));
+    r.add(Op::relu6, kCpu, forward_kernel<Relu6, kSigned>, dtypes_of(kSigned));
+    r.add(Op::relu6_grad, kCpu, grad_kernel<Relu6Grad, kSigned>, dtypes_of(kSigned));
+    r.add(Op::elu, kCpu, forward_kernel<Elu, kFloat>, dtypes_of(kFloat));
+    r.add(Op::elu_grad, kCpu, grad_kernel<EluGrad, kFloat>, dtypes_of(kFloat));
+    r.add(Op::selu, kCpu, forward_kernel<Selu, kFloat>, dtypes_of(kFloat));
+    r.add(Op::selu_grad, kCpu, grad_kernel<SeluGrad, kFloat>, dtypes_of(kFloat));
+    r.add(Op::leaky_relu, kCpu, forward_kernel<LeakyRelu, kFloat>, dtypes_of(kFloat));
+    r.add(Op::leaky_relu_grad, kCpu, grad_kernel<LeakyReluGrad, kFloat>, dtypes_of(kFloat));
 }
 
 }  // namespace tapeflow

@@ -1,5 +1,6 @@
-// CPU kernels of the comparisons (bool results), the logical ops and where (SelectV2, three-way
-// broadcasting). Loops and broadcast runs: elementwise_loops.hpp; math: elementwise_functors.hpp.
+// CPU kernels of the comparisons (bool results; the TFL_COMPARE rows of
+// kernels/shared/binary_ops.def), the logical ops and where (SelectV2, three-way broadcasting).
+// Loops and broadcast runs: elementwise_loops.hpp; math: elementwise_functors.hpp.
 #include "kernels/cpu/elementwise_loops.hpp"
 #include "kernels/shared/elementwise_functors.hpp"
 
@@ -110,21 +111,18 @@ void where_kernel(const KernelContext& ctx) {
 }  // namespace
 
 void register_compare_cpu(KernelRegistry& r) {
-    namespace f = tapeflow::ew;
     constexpr auto kCpu = DeviceType::cpu;
-    constexpr auto kAll = TypeSet::all;
-    constexpr auto kNum = TypeSet::numbers;
-    constexpr auto kBool = TypeSet::bools;
-    r.add(Op::equal, kCpu, compare_kernel<f::Equal, kAll>, dtypes_of(kAll));
-    r.add(Op::not_equal, kCpu, compare_kernel<f::NotEqual, kAll>, dtypes_of(kAll));
-    r.add(Op::less, kCpu, compare_kernel<f::Less, kNum>, dtypes_of(kNum));
-    r.add(Op::less_equal, kCpu, compare_kernel<f::LessEqual, kNum>, dtypes_of(kNum));
-    r.add(Op::greater, kCpu, compare_kernel<f::Greater, kNum>, dtypes_of(kNum));
-    r.add(Op::greater_equal, kCpu, compare_kernel<f::GreaterEqual, kNum>, dtypes_of(kNum));
-    r.add(Op::logical_and, kCpu, compare_kernel<f::LogicalAnd, kBool>, dtypes_of(kBool));
-    r.add(Op::logical_or, kCpu, compare_kernel<f::LogicalOr, kBool>, dtypes_of(kBool));
-    r.add(Op::logical_not, kCpu, logical_not_kernel, dtypes_of(kBool));
-    r.add(Op::where, kCpu, where_kernel, dtypes_of(kAll));
+#define TFL_BINARY(op, functor, dtypes, check, cost)
+#define TFL_COMPARE(op, functor, dtypes)                                      \
+    r.add(Op::op,                                                             \
+          kCpu,                                                               \
+          compare_kernel<tapeflow::ew::functor, TypeSet::dtypes>,             \
+          dtypes_of(TypeSet::dtypes));
+#include "kernels/shared/binary_ops.def"
+#undef TFL_COMPARE
+#undef TFL_BINARY
+    r.add(Op::logical_not, kCpu, logical_not_kernel, dtypes_of(TypeSet::bools));
+    r.add(Op::where, kCpu, where_kernel, dtypes_of(TypeSet::all));
 }
 
 }  // namespace tapeflow::cpu::ew

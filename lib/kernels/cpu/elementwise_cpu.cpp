@@ -1,24 +1,17 @@
-// CPU kernels of the four basic arithmetic ops and add_n, and the registration of the whole
-// element-wise family: the other binary ops live in binary_cpu.cpp, the unary ops in unary_cpu.cpp,
-// comparisons, logic and where in compare_cpu.cpp (split so that each file compiles in reasonable
-// time). The math is in kernels/shared/elementwise_functors.hpp, the loops in
-// elementwise_loops.hpp.
+// CPU kernel of add_n, and the registration of the whole element-wise family: the binary ops live
+// in binary_cpu.cpp, the unary ops in unary_cpu.cpp, comparisons, logic and where in
+// compare_cpu.cpp (split so that each file compiles in reasonable time; the binary and unary ops
+// are rows of the kernel tables in kernels/shared/). The math is in
+// kernels/shared/elementwise_functors.hpp, the loops in elementwise_loops.hpp.
 #include <vector>
 
 #include "kernels/cpu/elementwise_loops.hpp"
 #include "kernels/shared/elementwise_functors.hpp"
 #include "ops/op_families.hpp"
 
-namespace tapeflow::cpu::ew {
+namespace tapeflow::ew {
 
-void throw_bad_dtype(const KernelContext& ctx, DType dtype) {
-    throw errors::InternalError(
-        fmt::format("the CPU kernel of '{}' was called with dtype {}; this is a tapeflow bug",
-                    op_name(ctx.op),
-                    dtype_name(dtype)),
-        std::string(op_type(ctx.op)));
-}
-
+// Declared in kernels/shared/elementwise_host.hpp (the CUDA glue raises it too).
 void throw_too_many_dims(const KernelContext& ctx) {
     std::string shapes;
     for (const Tensor& t : ctx.inputs)
@@ -28,6 +21,18 @@ void throw_too_many_dims(const KernelContext& ctx) {
                     "merging the ones that broadcast alike",
                     shapes,
                     kMaxDims),
+        std::string(op_type(ctx.op)));
+}
+
+}  // namespace tapeflow::ew
+
+namespace tapeflow::cpu::ew {
+
+void throw_bad_dtype(const KernelContext& ctx, DType dtype) {
+    throw errors::InternalError(
+        fmt::format("the CPU kernel of '{}' was called with dtype {}; this is a tapeflow bug",
+                    op_name(ctx.op),
+                    dtype_name(dtype)),
         std::string(op_type(ctx.op)));
 }
 
@@ -93,15 +98,7 @@ namespace tapeflow {
 
 void register_elementwise_cpu(KernelRegistry& r) {
     using namespace cpu::ew;
-    namespace f = tapeflow::ew;
-    constexpr auto kCpu = DeviceType::cpu;
-    constexpr auto kNum = TypeSet::numbers;
-    constexpr auto kDivisor = IntCheck::nonzero_divisor;
-    r.add(Op::add, kCpu, arithmetic_kernel<f::Add, kNum>, dtypes_of(kNum));
-    r.add(Op::subtract, kCpu, arithmetic_kernel<f::Sub, kNum>, dtypes_of(kNum));
-    r.add(Op::multiply, kCpu, arithmetic_kernel<f::Mul, kNum>, dtypes_of(kNum));
-    r.add(Op::divide, kCpu, arithmetic_kernel<f::Div, kNum, kDivisor>, dtypes_of(kNum));
-    r.add(Op::add_n, kCpu, add_n_kernel, dtypes_of(kNum));
+    r.add(Op::add_n, DeviceType::cpu, add_n_kernel, dtypes_of(TypeSet::numbers));
     register_binary_cpu(r);
     register_unary_cpu(r);
     register_compare_cpu(r);

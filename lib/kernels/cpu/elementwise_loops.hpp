@@ -26,6 +26,7 @@
 #include "core/dtype_dispatch.hpp"
 #include "core/parallel.hpp"
 #include "kernels/cpu/fusion.hpp"
+#include "kernels/shared/elementwise_host.hpp"
 #include "ops/dispatch.hpp"
 
 namespace tapeflow::cpu::ew {
@@ -33,52 +34,29 @@ namespace tapeflow::cpu::ew {
 /// Elements per parallel chunk for cheap ops (add, compare); transcendental ops use less.
 inline constexpr int64_t kGrain = 1 << 15;
 inline constexpr int64_t kHeavyGrain = 1 << 14;
-/// Most dimensions a broadcast may have after merging (TF's kernels stop at 5 or 8).
-inline constexpr int kMaxDims = 16;
 
-// ---- the dtypes a kernel is instantiated and registered for ----
+// ---- the dtypes a kernel is instantiated and registered for (kernels/shared/type_sets.hpp) ----
 
-enum class TypeSet { floats, signed_numbers, numbers, all, bools };
+using tapeflow::ew::BroadcastPlan;
+using tapeflow::ew::check_integer_operand;
+using tapeflow::ew::Cost;
+using tapeflow::ew::dtypes_of;
+using tapeflow::ew::IntCheck;
+using tapeflow::ew::kMaxDims;
+using tapeflow::ew::make_plan;
+using tapeflow::ew::throw_too_many_dims;
+using tapeflow::ew::TypeSet;
 
 template <TypeSet K, class S>
 constexpr bool in_set() {
-    constexpr bool is_float = std::is_floating_point_v<S> || is_half_v<S>;
-    constexpr bool is_signed_int = std::is_same_v<S, int32_t> || std::is_same_v<S, int64_t>;
-    switch (K) {
-        case TypeSet::floats:
-            return is_float;
-        case TypeSet::signed_numbers:
-            return is_float || is_signed_int;
-        case TypeSet::numbers:
-            return !std::is_same_v<S, bool>;
-        case TypeSet::all:
-            return true;
-        case TypeSet::bools:
-            return std::is_same_v<S, bool>;
-    }
-    return false;
-}
-
-constexpr DTypeSet dtypes_of(TypeSet k) {
-    switch (k) {
-        case TypeSet::floats:
-            return kFloatTypes;
-        case TypeSet::signed_numbers:
-            return kFloatTypes | DTypeSet{DType::int32, DType::int64};
-        case TypeSet::numbers:
-            return kFloatTypes | kIntTypes;
-        case TypeSet::all:
-            return kAllTypes;
-        case TypeSet::bools:
-            return DTypeSet{DType::bool_};
-    }
-    return {};
+    return tapeflow::ew::type_in_set(K,
+                                     std::is_floating_point_v<S> || is_half_v<S>,
+                                     std::is_same_v<S, int32_t> || std::is_same_v<S, int64_t>,
+                                     std::is_same_v<S, bool>);
 }
 
 /// Reached only if the registry let through a dtype the kernel was not registered for.
 [[noreturn]] void throw_bad_dtype(const KernelContext& ctx, DType dtype);
-/// A broadcast with more than kMaxDims dimensions after merging.
-[[noreturn]] void throw_too_many_dims(const KernelContext& ctx);
 
 /// Registration of the kernels of binary_cpu.cpp, unary_cpu.cpp and compare_cpu.cpp (called by
 /// register_elementwise_cpu).
@@ -106,61 +84,7 @@ inline S store(C v) {
     }
 }
 
-// ---- broadcast plans ----
-
-/// The merged layout of an N-operand broadcast (NOTE [Broadcast runs]). strides[k][d] is operand
-/// k's element stride along merged dimension d: 0 where it is broadcast.
-template <int N>
-struct BroadcastPlan {
-    int rank = 0;
-    std::array<int64_t, kMaxDims> dims{};
-    std::array<std::array<int64_t, kMaxDims>, N> strides{};
-};
-
-/// Builds the plan of `in` broadcast to `out`; false when more than kMaxDims dimensions remain.
-template <int N>
-bool make_plan(const Shape& out, const std::array<const Shape*, N>& in, BroadcastPlan<N>& plan) {
-    const auto& od = out.dims();
-    const auto rank = static_cast<int64_t>(od.size());
-    std::array<std::array<bool, kMaxDims>, N> bcast{};
-    int r = 0;
-    for (int64_t i = 0; i < rank; ++i) {
-        if (od[static_cast<std::size_t>(i)] == 1) continue;  // every operand has 1 there too
-        std::array<bool, N> b{};
-        for (int k = 0; k < N; ++k) {
-            const auto& id = in[k]->dims();
-            const int64_t j = i - (rank - static_cast<int64_t>(id.size()));
-            b[k] = j < 0 || id[static_cast<std::size_t>(j)] == 1;
-        }
-        bool same = r > 0;
-        for (int k = 0; k < N && same; ++k)
-            same = bcast[k][r - 1] == b[k];
-        if (same) {
-            plan.dims[r - 1] *= od[static_cast<std::size_t>(i)];
-            continue;
-        }
-        if (r == kMaxDims) return false;
-        plan.dims[r] = od[static_cast<std::size_t>(i)];
-        for (int k = 0; k < N; ++k)
-            bcast[k][r] = b[k];
-        ++r;
-    }
-    if (r == 0) {  // every dimension is 1: one element
-        plan.dims[0] = 1;
-        for (int k = 0; k < N; ++k)
-            bcast[k][0] = false;
-        r = 1;
-    }
-    plan.rank = r;
-    for (int k = 0; k < N; ++k) {
-        int64_t stride = 1;
-        for (int d = r - 1; d >= 0; --d) {
-            plan.strides[k][d] = bcast[k][d] ? 0 : stride;
-            if (!bcast[k][d]) stride *= plan.dims[d];
-        }
-    }
-    return true;
-}
+// ---- broadcast runs ----
 
 /// Calls run(out_pos, len, offsets) for every run of the output elements [0, n), where
 /// offsets[k] is operand k's element offset at out_pos; parallel over element ranges.
@@ -272,34 +196,6 @@ void binary_loop(const KernelContext& ctx, const F& f, int64_t grain = kGrain) {
 }
 
 // ---- the arithmetic kernels (elementwise_cpu.cpp, binary_cpu.cpp) ----
-
-// Integer ops that TensorFlow rejects for some divisor or exponent values. The check runs over
-// the (unbroadcast) second input before the loop, because kernels must not throw from inside the
-// parallel region.
-enum class IntCheck { none, nonzero_divisor, nonnegative_exponent };
-
-template <IntCheck C, class S>
-void check_integer_operand(const KernelContext& ctx) {
-    if constexpr (C != IntCheck::none && std::is_integral_v<S>) {
-        if (ctx.outputs[0].num_elements() == 0) return;
-        const Tensor& y = ctx.inputs[1];
-        const auto* p = static_cast<const S*>(y.raw_data());
-        const int64_t n = y.num_elements();
-        bool bad = false;
-        for (int64_t i = 0; i < n; ++i) {
-            if constexpr (C == IntCheck::nonzero_divisor) {
-                bad = bad || p[i] == 0;
-            } else if constexpr (std::is_signed_v<S>) {
-                bad = bad || p[i] < 0;
-            }
-        }
-        if (!bad) return;
-        throw errors::InvalidArgumentError(
-            C == IntCheck::nonzero_divisor ? "Integer division by zero"
-                                           : "Integers to negative integer powers are not allowed",
-            std::string(op_type(ctx.op)));
-    }
-}
 
 /// The dispatch every element-wise kernel starts with: f(TypeTag<S>{}) for the C++ type S of
 /// `dtype` when S is in the kernel's set K, else the kernel's dtype error.

@@ -116,33 +116,11 @@ void sparse_kernel(const KernelContext& ctx) {
 }  // namespace
 
 void register_training_cpu(KernelRegistry& r) {
-    constexpr auto kCpu = DeviceType::cpu;
     const DTypeSet kTypes{DType::float32, DType::float64};
-    r.add(Op::apply_gradient_descent, kCpu, dense_kernel<GradientDescent>, kTypes);
-    r.add(Op::apply_proximal_gradient_descent, kCpu, dense_kernel<ProximalGradientDescent>, kTypes);
-    r.add(Op::apply_momentum, kCpu, dense_kernel<Momentum>, kTypes);
-    r.add(Op::apply_keras_momentum, kCpu, dense_kernel<KerasMomentum>, kTypes);
-    r.add(Op::apply_adagrad, kCpu, dense_kernel<Adagrad>, kTypes);
-    r.add(Op::apply_proximal_adagrad, kCpu, dense_kernel<ProximalAdagrad>, kTypes);
-    r.add(Op::apply_adadelta, kCpu, dense_kernel<Adadelta>, kTypes);
-    r.add(Op::apply_adam, kCpu, dense_kernel<Adam>, kTypes);
-    r.add(Op::apply_adam_with_amsgrad, kCpu, dense_kernel<AdamWithAmsgrad>, kTypes);
-    r.add(Op::apply_ada_max, kCpu, dense_kernel<AdaMax>, kTypes);
-    r.add(Op::apply_nadam, kCpu, dense_kernel<Nadam>, kTypes);
-    r.add(Op::apply_ftrl, kCpu, dense_kernel<Ftrl>, kTypes);
-    r.add(Op::apply_rms_prop, kCpu, dense_kernel<RmsProp>, kTypes);
-    r.add(Op::apply_centered_rms_prop, kCpu, dense_kernel<CenteredRmsProp>, kTypes);
-    r.add(Op::apply_keras_rms_prop, kCpu, dense_kernel<KerasRmsProp>, kTypes);
-    r.add(Op::apply_keras_centered_rms_prop, kCpu, dense_kernel<KerasCenteredRmsProp>, kTypes);
-    r.add(Op::sparse_apply_gradient_descent, kCpu, sparse_kernel<GradientDescent>, kTypes);
-    r.add(Op::sparse_apply_proximal_gradient_descent, kCpu, sparse_kernel<ProximalGradientDescent>, kTypes);
-    r.add(Op::sparse_apply_momentum, kCpu, sparse_kernel<Momentum>, kTypes);
-    r.add(Op::sparse_apply_adagrad, kCpu, sparse_kernel<Adagrad>, kTypes);
-    r.add(Op::sparse_apply_proximal_adagrad, kCpu, sparse_kernel<ProximalAdagrad>, kTypes);
-    r.add(Op::sparse_apply_adadelta, kCpu, sparse_kernel<Adadelta>, kTypes);
-    r.add(Op::sparse_apply_ftrl, kCpu, sparse_kernel<Ftrl>, kTypes);
-    r.add(Op::sparse_apply_rms_prop, kCpu, sparse_kernel<RmsProp>, kTypes);
-    r.add(Op::sparse_apply_centered_rms_prop, kCpu, sparse_kernel<CenteredRmsProp>, kTypes);
+#define TFL_UPDATE(op, functor, form) \
+    r.add(Op::op, DeviceType::cpu, form##_kernel<opt::functor>, kTypes);
+#include "kernels/shared/optimizer_ops.def"
+#undef TFL_UPDATE
 }
 
 }  // namespace tapeflow

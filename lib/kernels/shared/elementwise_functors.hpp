@@ -1,7 +1,7 @@
 // The math of the element-wise ops, written once: one functor per op, called by every CPU loop
-// (linear, scalar, row/column and general broadcasting, SIMD) and meant for the CUDA kernels too,
-// hence TAPEFLOW_HD and no xsimd here. Not the loops: those are in
-// kernels/cpu/elementwise_loops.hpp.
+// (linear, scalar, row/column and general broadcasting, SIMD) and by the CUDA kernels, hence
+// TAPEFLOW_HD and no xsimd here. Not the loops: those are in kernels/cpu/elementwise_loops.hpp
+// and cuda/*_kernels.cu. The unary functors are listed, with their dtypes, in unary_ops.def.
 //
 // Functors take and return the *compute* type (float for the 16-bit floats). Functors marked
 // kSimd are generic over V so that the CPU can call them on xsimd batches as well as scalars:
