@@ -1,7 +1,9 @@
 // tf::nn activations and softmax: the public wrappers of include/tapeflow/ops/nn.hpp and the
 // gradient rows of Relu ... LeakyRelu, their *Grad ops, Softmax and LogSoftmax, following
-// TensorFlow's nn_grad.py (the *Grad ops have rows of their own, so second derivatives work).
-// CPU kernels: lib/kernels/cpu/activation_cpu.cpp and softmax_cpu.cpp.
+// TensorFlow's nn_grad.py (the *Grad ops have rows of their own, so second derivatives work), and
+// of the smooth activations gelu, silu, softsign and log_sigmoid. CPU kernels:
+// lib/kernels/cpu/activation_cpu.cpp, softmax_cpu.cpp; the smooth activations are rows of the unary
+// kernel table (lib/kernels/shared/unary_ops.def), so they run and fuse like tf::exp.
 #include <tapeflow/ops/array.hpp>
 #include <tapeflow/ops/creation.hpp>
 #include <tapeflow/ops/math.hpp>
@@ -14,6 +16,11 @@ namespace tapeflow {
 namespace {
 
 using nn_detail::check_float;
+
+constexpr double kSqrtHalf = 0.70710678118654752440;    // 1 / sqrt(2)
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
+constexpr double kGeluK = 0.79788456080286535588;       // sqrt(2 / pi)
+constexpr double kGeluA = 0.044715;
 
 Tensor activation(Op op, const Tensor& x, const Attrs& attrs = {}) {
     nn_detail::check_defined(op, x, "features");
@@ -126,6 +133,53 @@ const OpDef kActivationOps[] = {
          return {leaky_relu_grad(c.grad(), c.in[1], alpha_of(c)), zeros_like(c.grad())};
      },
      kBatchable},
+    // The smooth activations: element-wise primitives (the unary kernel table); the derivatives are
+    // written with public ops, so every order is differentiable.
+    {Op::gelu,
+     Save::inputs,  // Phi(x) + x phi(x), phi the standard normal density
+     [](const GradCtx& c) -> Grads {
+         const Tensor& x = c.in[0];
+         const Tensor z = multiply(x, scalar_like(x, kSqrtHalf));
+         const Tensor cdf = multiply(scalar_like(x, 0.5), add(scalar_like(x, 1), erf(z)));
+         const Tensor pdf = multiply(scalar_like(x, kInvSqrt2Pi),
+                                     exp(multiply(scalar_like(x, -0.5), square(x))));
+         return {multiply(c.grad(), add(cdf, multiply(x, pdf)))};
+     },
+     kBatchable},
+    {Op::gelu_approximate,
+     Save::inputs,  // (1 + t) / 2 + x (1 - t^2) k (1 + 3 a x^2) / 2, t = tanh(k (x + a x^3))
+     [](const GradCtx& c) -> Grads {
+         const Tensor& x = c.in[0];
+         const Tensor x2 = square(x);
+         const Tensor t = tanh(multiply(scalar_like(x, kGeluK),
+                                        add(x, multiply(scalar_like(x, kGeluA), multiply(x2, x)))));
+         const Tensor one = scalar_like(x, 1);
+         const Tensor dinner = multiply(scalar_like(x, kGeluK),
+                                        add(one, multiply(scalar_like(x, 3 * kGeluA), x2)));
+         const Tensor d = add(add(one, t), multiply(multiply(x, subtract(one, square(t))), dinner));
+         return {multiply(c.grad(), multiply(scalar_like(x, 0.5), d))};
+     },
+     kBatchable},
+    {Op::silu,
+     Save::inputs,  // s (1 + x (1 - s)), s = sigmoid(x)
+     [](const GradCtx& c) -> Grads {
+         const Tensor& x = c.in[0];
+         const Tensor s = sigmoid(x);
+         const Tensor one = scalar_like(x, 1);
+         return {multiply(c.grad(), multiply(s, add(one, multiply(x, subtract(one, s)))))};
+     },
+     kBatchable},
+    {Op::softsign,
+     Save::inputs,  // 1 / (1 + |x|)^2 (TF SoftsignGrad)
+     [](const GradCtx& c) -> Grads {
+         const Tensor& x = c.in[0];
+         return {divide(c.grad(), square(add(scalar_like(x, 1), abs(x))))};
+     },
+     kBatchable},
+    {Op::log_sigmoid,
+     Save::inputs,  // sigmoid(-x)
+     [](const GradCtx& c) -> Grads { return {multiply(c.grad(), sigmoid(negative(c.in[0])))}; },
+     kBatchable},
     {Op::softmax, Save::output, softmax_grad, kBatchable},          // J = diag(y) - y y^T
     {Op::log_softmax, Save::output, log_softmax_grad, kBatchable},  // J = I - 1 softmax^T
 };
@@ -162,6 +216,21 @@ Tensor sigmoid(const Tensor& x) {
 Tensor tanh(const Tensor& x) {
     return tapeflow::tanh(x);
 }
+Tensor gelu(const Tensor& x, bool approximate) {
+    return activation(approximate ? Op::gelu_approximate : Op::gelu, x);
+}
+Tensor silu(const Tensor& x) {
+    return activation(Op::silu, x);
+}
+Tensor swish(const Tensor& x) {
+    return silu(x);
+}
+Tensor softsign(const Tensor& x) {
+    return activation(Op::softsign, x);
+}
+Tensor log_sigmoid(const Tensor& x) {
+    return activation(Op::log_sigmoid, x);
+}
 Tensor softmax(const Tensor& logits, int64_t axis) {
     return softmax_like(Op::softmax, logits, axis);
 }
@@ -170,4 +239,9 @@ Tensor log_softmax(const Tensor& logits, int64_t axis) {
 }
 
 }  // namespace nn
+
+Tensor math::log_sigmoid(const Tensor& x) {
+    return nn::log_sigmoid(x);
+}
+
 }  // namespace tapeflow

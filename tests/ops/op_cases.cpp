@@ -313,6 +313,13 @@ std::vector<Case> build_cases() {
     }
     c.push_back({"leaky_relu", {Op::leaky_relu, Op::leaky_relu_grad}, {{{3, 37}}}, kFloats,
                  [](const V& x) { return V{tf::nn::leaky_relu(x[0], 0.3)}; }, true});
+    unary("gelu", Op::gelu, Kind::normal, kFloats,
+          [](const Tensor& x) { return tf::nn::gelu(x); }, true);
+    unary("gelu_approximate", Op::gelu_approximate, Kind::normal, kFloats,
+          [](const Tensor& x) { return tf::nn::gelu(x, true); }, true);
+    unary("silu", Op::silu, Kind::normal, kFloats, tf::nn::silu, true);
+    unary("softsign", Op::softsign, Kind::normal, kFloats, tf::nn::softsign, true);
+    unary("log_sigmoid", Op::log_sigmoid, Kind::normal, kFloats, tf::nn::log_sigmoid, true);
     c.push_back({"softmax", {Op::softmax, Op::log_softmax}, {{{7, 50}}}, kReal,
                  [](const V& x) {
                      return V{tf::nn::softmax(x[0]), tf::nn::log_softmax(x[0]), tf::nn::softmax(x[0], 0),

@@ -205,6 +205,8 @@ using tapeflow::abs, tapeflow::add, tapeflow::add_n, tapeflow::argmax, tapeflow:
     tapeflow::sqrt, tapeflow::square, tapeflow::squared_difference, tapeflow::subtract,
     tapeflow::tanh;
 using tapeflow::cumprod;
+/// log(sigmoid(x)) = -softplus(-x), finite for every finite x; the same op as tf::nn::log_sigmoid.
+Tensor log_sigmoid(const Tensor& x);
 }  // namespace math
 
 namespace linalg {

@@ -52,6 +52,19 @@ Tensor softplus(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
 /// The same op as tf::tanh.
 Tensor tanh(const Tensor& x);
+/// Gaussian error linear unit, TensorFlow's gelu: x Phi(x) = x (1 + erf(x / sqrt 2)) / 2, or with
+/// `approximate` its tanh form x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2. The derivative
+/// is exact for each form (Phi(x) + x phi(x) for the erf form), to any order.
+Tensor gelu(const Tensor& x, bool approximate = false);
+/// x sigmoid(x); the derivative is s (1 + x (1 - s)) with s = sigmoid(x).
+Tensor silu(const Tensor& x);
+/// The same op as silu (TensorFlow's tf.nn.swish).
+Tensor swish(const Tensor& x);
+/// x / (1 + |x|); the derivative is 1 / (1 + |x|)^2.
+Tensor softsign(const Tensor& x);
+/// log(sigmoid(x)), computed as -softplus(-x): finite for every finite x (-x for very negative x,
+/// -0 for large x); the derivative is sigmoid(-x). The same op as tf::math::log_sigmoid.
+Tensor log_sigmoid(const Tensor& x);
 /// e^x / sum(e^x) along `axis`, computed after subtracting the maximum (never overflows).
 Tensor softmax(const Tensor& logits, int64_t axis = -1);
 /// x - log(sum(e^x)) along `axis`, numerically stable.

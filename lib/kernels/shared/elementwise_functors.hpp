@@ -418,4 +418,52 @@ struct Softplus {
     }
 };
 
+// ---- smooth activations (tf::nn): element-wise primitives, fused like the ops above ----
+
+/// x Phi(x) = x (1 + erf(x / sqrt 2)) / 2: TensorFlow's gelu(approximate=False).
+struct Gelu {
+    static constexpr bool kSimd = true;
+    template <class V>
+    TAPEFLOW_HD V operator()(V x) const {
+        using std::erf;
+        return V(0.5) * x * (V(1) + erf(x * V(0.7071067811865475244)));
+    }
+};
+/// x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2: TensorFlow's gelu(approximate=True).
+struct GeluApproximate {
+    static constexpr bool kSimd = true;
+    template <class V>
+    TAPEFLOW_HD V operator()(V x) const {
+        using std::tanh;
+        const V inner = V(0.7978845608028654) * (x + V(0.044715) * x * x * x);
+        return V(0.5) * x * (V(1) + tanh(inner));
+    }
+};
+/// x sigmoid(x) = x / (1 + e^-x) (silu, swish); -0 for very negative x, never NaN.
+struct Silu {
+    static constexpr bool kSimd = true;
+    template <class V>
+    TAPEFLOW_HD V operator()(V x) const {
+        using std::exp;
+        return x / (V(1) + exp(-x));
+    }
+};
+/// x / (1 + |x|).
+struct Softsign {
+    static constexpr bool kSimd = true;
+    template <class V>
+    TAPEFLOW_HD V operator()(V x) const {
+        using std::abs;
+        return x / (V(1) + abs(x));
+    }
+};
+/// log(sigmoid(x)) = -softplus(-x): finite for every finite x (-x for very negative x).
+struct LogSigmoid {
+    static constexpr bool kSimd = true;
+    template <class V>
+    TAPEFLOW_HD V operator()(V x) const {
+        return -Softplus{}(-x);
+    }
+};
+
 }  // namespace tapeflow::ew
