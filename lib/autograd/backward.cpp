@@ -32,6 +32,7 @@
 #include <tapeflow/ops/math.hpp>
 
 #include "autograd/tape.hpp"
+#include "ops/sum_to_shape.hpp"
 
 namespace tapeflow {
 namespace {
@@ -167,226 +168,267 @@ Grads per_row(const Formula& formula, const GradCtx& c) {
     return result;
 }
 
-}  // namespace
+// One backward walk, in named steps: mark_live, seed, plan_streaming, then process each entry
+// from the last (run_formula, accumulate), handing out streamed sources as they become final
+// (hand_out_ready), and collect the rest.
+class BackwardWalk {
+public:
+    BackwardWalk(TapeState& tape,
+                 std::span<const int64_t> source_ids,
+                 std::span<const TensorMeta> source_meta,
+                 const GradientOptions& options,
+                 const SourceReadyFn& on_ready,
+                 int batch_dims)
+        : tape_(tape),
+          num_entries_(tape.entries.size()),  // a persistent tape may grow meanwhile
+          source_ids_(source_ids),
+          source_meta_(source_meta),
+          options_(options),
+          on_ready_(on_ready),
+          batch_dims_(batch_dims),
+          arena_(stack_buffer_.data(), stack_buffer_.size(), tape_block_pool()),
+          depends_(source_ids.begin(), source_ids.end(), 0, &arena_),
+          live_(num_entries_, 0, &arena_),
+          grads_(&arena_),
+          source_set_(source_ids.begin(), source_ids.end(), 0, &arena_),
+          finished_(&arena_),
+          ready_after_(&arena_),
+          streamed_(source_ids.size(), 0, &arena_) {}
 
-Tensor sum_to_shape(const Tensor& grad, const Shape& shape, int batch_dims) {
-    const auto& g = grad.shape().dims();
-    const auto& s = shape.dims();
-    const auto batch = static_cast<std::size_t>(batch_dims);
-    if (g.size() == batch + s.size() && std::equal(s.begin(), s.end(), g.begin() + batch_dims)) {
-        return grad;
-    }
-    if (batch_dims > 0 && g.size() < batch + s.size()) {
-        throw errors::InternalError(fmt::format(
-            "a batched gradient of shape {} cannot be summed to shape {}; this is a tapeflow bug "
-            "(a gradient row wrongly flagged batchable?)",
-            grad.shape().debug_string(), shape.debug_string()));
-    }
-    const std::size_t lead = g.size() - s.size() - batch;  // broadcast added these leading axes
-    std::vector<int64_t> axes;
-    for (std::size_t i = batch; i < g.size(); ++i) {
-        const std::size_t j = i - batch;
-        if (j < lead || (s[j - lead] == 1 && g[i] != 1)) axes.push_back(static_cast<int64_t>(i));
-    }
-    Tensor reduced = axes.empty() ? grad : reduce_sum(grad, Axes(axes), /*keepdims=*/true);
-    if (batch_dims == 0) return reshape(reduced, shape);
-    std::vector<int64_t> dims(g.begin(), g.begin() + batch_dims);
-    dims.insert(dims.end(), s.begin(), s.end());
-    return reshape(reduced, Shape(std::move(dims)));
-}
-
-std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor> targets,
-                                        std::span<const int64_t> source_ids,
-                                        std::span<const TensorMeta> source_meta,
-                                        const GradientOptions& options, const SourceReadyFn& on_ready,
-                                        int batch_dims) {
-    const std::size_t num_entries = tape.entries.size();  // a persistent tape may grow meanwhile
-    // Batched (NOTE [Vectorized jacobians]): every seed is given and starts with the batch dims.
-    std::vector<int64_t> batch;
-    if (batch_dims > 0) {
-        if (batch_dims != 1 || options.output_gradients.size() != targets.size()) {
-            throw errors::InternalError("a batched backward walk needs one batch dim and every seed");
+    std::vector<Gradient> run(std::span<const Tensor> targets) {
+        seed(targets);
+        mark_live();
+        if (on_ready_) plan_streaming();
+        for (std::size_t e = num_entries_; e-- > 0;) {
+            process(e);
+            if (on_ready_) hand_out_ready(e);
         }
-        const auto& seed = options.output_gradients[0].shape().dims();
-        batch.assign(seed.begin(), seed.begin() + batch_dims);
+        return collect();
     }
-    // The walk's bookkeeping lives in one arena, mostly on the stack (NOTE [Tape memory]).
-    std::array<std::byte, 4096> stack_buffer;
-    std::pmr::monotonic_buffer_resource arena(stack_buffer.data(), stack_buffer.size(), tape_block_pool());
+
+private:
+    // Batched (NOTE [Vectorized jacobians]): every seed is given and starts with the batch dims.
+    void seed(std::span<const Tensor> targets) {
+        if (batch_dims_ > 0) {
+            if (batch_dims_ != 1 || options_.output_gradients.size() != targets.size()) {
+                throw errors::InternalError(
+                    "a batched backward walk needs one batch dim and every seed");
+            }
+            const auto& dims = options_.output_gradients[0].shape().dims();
+            batch_.assign(dims.begin(), dims.begin() + batch_dims_);
+        }
+        for (std::size_t t = 0; t < targets.size(); ++t) {
+            const bool given =
+                t < options_.output_gradients.size() && options_.output_gradients[t].defined();
+            accumulate(targets[t].id(),
+                       given ? options_.output_gradients[t] : ones_like(targets[t]));
+        }
+    }
 
     // Live entries: those with an input that depends on a source.
-    std::pmr::unordered_set<int64_t> depends(source_ids.begin(), source_ids.end(), 0, &arena);
-    std::pmr::vector<char> live(num_entries, 0, &arena);
-    for (std::size_t e = 0; e < num_entries; ++e) {
-        const TapeEntry& entry = tape.entries[e];
-        for (int64_t id : entry.input_ids) {
-            if (depends.count(id) != 0) {
-                live[e] = 1;
-                break;
+    void mark_live() {
+        for (std::size_t e = 0; e < num_entries_; ++e) {
+            const TapeEntry& entry = tape_.entries[e];
+            for (int64_t id : entry.input_ids) {
+                if (depends_.count(id) != 0) {
+                    live_[e] = 1;
+                    break;
+                }
             }
+            if (live_[e] != 0) depends_.insert(entry.output_ids.begin(), entry.output_ids.end());
         }
-        if (live[e] != 0) depends.insert(entry.output_ids.begin(), entry.output_ids.end());
     }
 
-    std::pmr::unordered_map<int64_t, Accumulator> grads(&arena);
-    auto accumulate = [&](int64_t id, Gradient g) {
-        grads.try_emplace(id, options.aggregation_method).first->second.add(std::move(g));
-    };
-    for (std::size_t t = 0; t < targets.size(); ++t) {
-        const bool given = t < options.output_gradients.size() && options.output_gradients[t].defined();
-        accumulate(targets[t].id(), given ? options.output_gradients[t] : ones_like(targets[t]));
+    // NOTE [Streaming sources]: with on_ready, a source no entry produces (a variable) is final
+    // once the walk has passed the first entry that reads it; it is handed out there and
+    // forgotten, and a non-persistent tape drops each entry's saved tensors once processed, so
+    // optimizers can update a variable in place (no copy-on-write) and free its gradient while the
+    // walk goes on.
+    void plan_streaming() {
+        ready_after_.resize(num_entries_);
+        std::pmr::unordered_set<int64_t> produced(&arena_);
+        for (std::size_t e = 0; e < num_entries_; ++e) {
+            produced.insert(tape_.entries[e].output_ids.begin(), tape_.entries[e].output_ids.end());
+        }
+        std::pmr::unordered_map<int64_t, std::size_t> first_use(&arena_);
+        for (std::size_t e = num_entries_; e-- > 0;) {
+            for (int64_t id : tape_.entries[e].input_ids)
+                first_use[id] = e;
+        }
+        for (std::size_t s = 0; s < source_ids_.size(); ++s) {
+            auto it = first_use.find(source_ids_[s]);
+            if (produced.count(source_ids_[s]) != 0 || it == first_use.end()) continue;
+            bool repeated = false;  // the same source listed twice: handed out at the end
+            for (std::size_t r = 0; r < s; ++r)
+                repeated = repeated || source_ids_[r] == source_ids_[s];
+            if (repeated) continue;
+            ready_after_[it->second].push_back(s);
+            streamed_[s] = 1;
+        }
     }
 
-    // Sources keep their final gradient here when their producer is processed.
-    const std::pmr::unordered_set<int64_t> source_set(source_ids.begin(), source_ids.end(), 0, &arena);
-    std::pmr::unordered_map<int64_t, Gradient> finished(&arena);
+    void accumulate(int64_t id, Gradient g) {
+        grads_.try_emplace(id, options_.aggregation_method).first->second.add(std::move(g));
+    }
+
+    // The accumulated gradient of `id`, removed from the walk (undefined when none arrived).
+    Gradient take(int64_t id) {
+        auto it = grads_.find(id);
+        if (it == grads_.end()) return {};
+        Gradient g = it->second.take();
+        grads_.erase(it);
+        return g;
+    }
 
     // The gradient handed out for source s: undefined (or zeros) when unconnected or not floating.
-    auto finalize = [&](std::size_t s, Gradient g) {
-        if (!g.defined() || !is_floating(source_meta[s].dtype)) {
+    Gradient finalize(std::size_t s, Gradient g) const {
+        if (!g.defined() || !is_floating(source_meta_[s].dtype)) {
             g = Gradient();
-            if (options.unconnected_gradients == UnconnectedGradients::zero) {
-                const DeviceScope scope(source_meta[s].device);
-                const Shape& shape = source_meta[s].shape;
-                g = zeros(batch_dims == 0 ? shape : with_batch(batch, shape), source_meta[s].dtype);
+            if (options_.unconnected_gradients == UnconnectedGradients::zero) {
+                const DeviceScope scope(source_meta_[s].device);
+                const Shape& shape = source_meta_[s].shape;
+                g = zeros(batch_dims_ == 0 ? shape : with_batch(batch_, shape),
+                          source_meta_[s].dtype);
             }
         }
         return g;
-    };
-
-    // NOTE [Streaming sources]: with on_ready, a source no entry produces (a variable) is final once
-    // the walk has passed the first entry that reads it; it is handed out there and forgotten, and a
-    // non-persistent tape drops each entry's saved tensors once processed, so optimizers can update
-    // a variable in place (no copy-on-write) and free its gradient while the walk goes on.
-    std::pmr::vector<std::pmr::vector<std::size_t>> ready_after(&arena);
-    std::pmr::vector<char> streamed(source_ids.size(), 0, &arena);
-    if (on_ready) {
-        ready_after.resize(num_entries);
-        std::pmr::unordered_set<int64_t> produced(&arena);
-        for (std::size_t e = 0; e < num_entries; ++e) {
-            produced.insert(tape.entries[e].output_ids.begin(), tape.entries[e].output_ids.end());
-        }
-        std::pmr::unordered_map<int64_t, std::size_t> first_use(&arena);
-        for (std::size_t e = num_entries; e-- > 0;) {
-            for (int64_t id : tape.entries[e].input_ids) first_use[id] = e;
-        }
-        for (std::size_t s = 0; s < source_ids.size(); ++s) {
-            auto it = first_use.find(source_ids[s]);
-            if (produced.count(source_ids[s]) != 0 || it == first_use.end()) continue;
-            bool repeated = false;  // the same source listed twice: handed out at the end
-            for (std::size_t r = 0; r < s; ++r) repeated = repeated || source_ids[r] == source_ids[s];
-            if (repeated) continue;
-            ready_after[it->second].push_back(s);
-            streamed[s] = 1;
-        }
     }
 
-    auto process = [&](std::size_t e) {
-        if (live[e] == 0) return;
+    void process(std::size_t e) {
+        if (live_[e] == 0) return;
         // Gather the outputs' final gradients; skip entries no gradient reached.
-        const std::size_t num_outputs = tape.entries[e].output_ids.size();
-        std::pmr::vector<Gradient> final_grads(num_outputs, &arena);
+        const std::size_t num_outputs = tape_.entries[e].output_ids.size();
+        std::pmr::vector<Gradient> final_grads(num_outputs, &arena_);
         bool any = false;
         for (std::size_t k = 0; k < num_outputs; ++k) {
-            const int64_t id = tape.entries[e].output_ids[k];
-            auto it = grads.find(id);
-            if (it == grads.end()) continue;
-            final_grads[k] = it->second.take();
-            grads.erase(it);
+            const int64_t id = tape_.entries[e].output_ids[k];
+            final_grads[k] = take(id);
             if (!final_grads[k].defined()) continue;
-            if (source_set.count(id) != 0) finished[id] = final_grads[k];
+            if (source_set_.count(id) != 0) finished_[id] = final_grads[k];
             any = true;
         }
         if (!any) return;
         // Variable reads and identities pass IndexedSlices through unchanged (as TensorFlow's tape
         // does), so a gather from a variable gives the variable a sparse gradient.
-        if (passes_slices(tape.entries[e].op) && final_grads[0].is_sparse()) {
-            accumulate(tape.entries[e].input_ids[0], final_grads[0]);
+        if (passes_slices(tape_.entries[e].op) && final_grads[0].is_sparse()) {
+            accumulate(tape_.entries[e].input_ids[0], final_grads[0]);
             return;
         }
-        std::pmr::vector<Tensor> out_grads(num_outputs, &arena);
-        for (std::size_t k = 0; k < num_outputs; ++k) out_grads[k] = final_grads[k].dense();
+        std::pmr::vector<Tensor> out_grads(num_outputs, &arena_);
+        for (std::size_t k = 0; k < num_outputs; ++k)
+            out_grads[k] = final_grads[k].dense();
         // In place: recording on this same (persistent) tape appends without moving entries.
-        const TapeEntry& entry = tape.entries[e];
+        const TapeEntry& entry = tape_.entries[e];
         for (std::size_t k = 0; k < num_outputs; ++k) {
             if (!out_grads[k].defined()) {
                 const TensorMeta& m = entry.out_meta[k];
                 const DeviceScope scope(m.device);
-                out_grads[k] = zeros(batch_dims == 0 ? m.shape : with_batch(batch, m.shape), m.dtype);
+                out_grads[k] =
+                    zeros(batch_dims_ == 0 ? m.shape : with_batch(batch_, m.shape), m.dtype);
             }
         }
         // Told to the formulas (GradCtx::needs, TensorFlow's skip_input_indices): matmul and conv2d
         // skip an input nobody needs, e.g. the first layer's gradient w.r.t. the data.
-        std::pmr::vector<char> needs(entry.input_ids.size(), 0, &arena);
-        for (std::size_t i = 0; i < needs.size(); ++i) {  // constants and unwatched tensors need none
-            needs[i] = is_floating(entry.in_meta[i].dtype) && depends.count(entry.input_ids[i]) != 0;
+        std::pmr::vector<char> needs(entry.input_ids.size(), 0, &arena_);
+        for (std::size_t i = 0; i < needs.size();
+             ++i) {  // constants and unwatched tensors need none
+            needs[i] =
+                is_floating(entry.in_meta[i].dtype) && depends_.count(entry.input_ids[i]) != 0;
         }
-        const GradCtx ctx{out_grads,     entry.saved_in, entry.saved_out, entry.attrs,
-                          entry.in_meta, entry.out_meta, batch_dims,      needs};
-        Grads in_grads;
-        if (batch_dims > 0) {
-            if (entry.custom) {
-                in_grads = per_row(*entry.custom, ctx);
-            } else {
-                const OpDef& def = op_def(entry.op);
-                if (def.backward == nullptr) return;  // not differentiable
-                in_grads = def.batchable ? def.backward(ctx) : per_row(def.backward, ctx);
-            }
-        } else if (entry.custom) {
-            in_grads = (*entry.custom)(ctx);
-        } else {
-            const OpDef& def = op_def(entry.op);
-            if (def.backward == nullptr) return;  // not differentiable
-            in_grads = def.backward(ctx);
-        }
+        const GradCtx ctx{out_grads,
+                          entry.saved_in,
+                          entry.saved_out,
+                          entry.attrs,
+                          entry.in_meta,
+                          entry.out_meta,
+                          batch_dims_,
+                          needs};
+        Grads in_grads = run_formula(entry, ctx);
         for (std::size_t i = 0; i < entry.input_ids.size() && i < in_grads.size(); ++i) {
             Gradient& g = in_grads[i];
             if (!g.defined() || needs[i] == 0) continue;
-            if (batch_dims > 0) {
-                g = sum_to_shape(g.dense(), entry.in_meta[i].shape, batch_dims);
+            if (batch_dims_ > 0) {
+                g = sum_to_shape(g.dense(), entry.in_meta[i].shape, batch_dims_);
             } else if (!g.is_sparse() && g.dense().shape() != entry.in_meta[i].shape) {
-                g = sum_to_shape(g.dense(), entry.in_meta[i].shape);
+                g = sum_to_shape(g.dense(), entry.in_meta[i].shape);  // NOTE [Un-broadcasting]
             }
             accumulate(entry.input_ids[i], std::move(g));
         }
-    };
+    }
 
-    for (std::size_t e = num_entries; e-- > 0;) {
-        process(e);
-        if (!on_ready) continue;
-        if (!tape.persistent) {
-            tape.entries[e].saved_in.clear();
-            tape.entries[e].saved_out.clear();
+    // The entry's custom gradient or its op's row; no gradients when it is not differentiable.
+    Grads run_formula(const TapeEntry& entry, const GradCtx& ctx) const {
+        if (entry.custom)
+            return batch_dims_ > 0 ? per_row(*entry.custom, ctx) : (*entry.custom)(ctx);
+        const OpDef& def = op_def(entry.op);
+        if (def.backward == nullptr) return {};
+        if (batch_dims_ > 0 && !def.batchable) return per_row(def.backward, ctx);
+        return def.backward(ctx);
+    }
+
+    // NOTE [Streaming sources]: the sources that became final at entry e.
+    void hand_out_ready(std::size_t e) {
+        if (!tape_.persistent) {
+            tape_.entries[e].saved_in.clear();
+            tape_.entries[e].saved_out.clear();
         }
-        for (std::size_t s : ready_after[e]) {
-            Gradient g;
-            if (auto acc = grads.find(source_ids[s]); acc != grads.end()) {
-                g = acc->second.take();
-                grads.erase(acc);
+        for (std::size_t s : ready_after_[e])
+            on_ready_(s, finalize(s, take(source_ids_[s])));
+    }
+
+    std::vector<Gradient> collect() {
+        std::vector<Gradient> result;
+        result.reserve(source_ids_.size());
+        for (std::size_t s = 0; s < source_ids_.size(); ++s) {
+            if (streamed_[s] != 0) {
+                result.emplace_back();
+                continue;
             }
-            on_ready(s, finalize(s, std::move(g)));
+            Gradient g;
+            if (auto it = finished_.find(source_ids_[s]); it != finished_.end()) {
+                g = it->second;
+            } else if (auto acc = grads_.find(source_ids_[s]); acc != grads_.end()) {
+                g = acc->second.take();
+                if (g.defined()) finished_[source_ids_[s]] = g;  // the same source listed twice
+            }
+            g = finalize(s, std::move(g));
+            if (on_ready_) on_ready_(s, g);
+            result.push_back(std::move(g));
         }
+        return result;
     }
 
-    std::vector<Gradient> result;
-    result.reserve(source_ids.size());
-    for (std::size_t s = 0; s < source_ids.size(); ++s) {
-        if (streamed[s] != 0) {
-            result.emplace_back();
-            continue;
-        }
-        Gradient g;
-        if (auto it = finished.find(source_ids[s]); it != finished.end()) {
-            g = it->second;
-        } else if (auto acc = grads.find(source_ids[s]); acc != grads.end()) {
-            g = acc->second.take();
-            if (g.defined()) finished[source_ids[s]] = g;  // the same source listed twice
-        }
-        g = finalize(s, std::move(g));
-        if (on_ready) on_ready(s, g);
-        result.push_back(std::move(g));
-    }
-    return result;
+    TapeState& tape_;
+    const std::size_t num_entries_;
+    std::span<const int64_t> source_ids_;
+    std::span<const TensorMeta> source_meta_;
+    const GradientOptions& options_;
+    const SourceReadyFn& on_ready_;
+    const int batch_dims_;
+    std::vector<int64_t> batch_;  // the seeds' leading batch dims
+    // The walk's bookkeeping lives in one arena, mostly on the stack (NOTE [Tape memory]).
+    std::array<std::byte, 4096> stack_buffer_;
+    std::pmr::monotonic_buffer_resource arena_;
+    std::pmr::unordered_set<int64_t> depends_;  // ids that depend on a source
+    std::pmr::vector<char> live_;
+    std::pmr::unordered_map<int64_t, Accumulator> grads_;
+    const std::pmr::unordered_set<int64_t> source_set_;
+    // Sources keep their final gradient here when their producer is processed.
+    std::pmr::unordered_map<int64_t, Gradient> finished_;
+    std::pmr::vector<std::pmr::vector<std::size_t>> ready_after_;
+    std::pmr::vector<char> streamed_;
+};
+
+}  // namespace
+
+std::vector<Gradient> compute_gradients(TapeState& tape,
+                                        std::span<const Tensor> targets,
+                                        std::span<const int64_t> source_ids,
+                                        std::span<const TensorMeta> source_meta,
+                                        const GradientOptions& options,
+                                        const SourceReadyFn& on_ready,
+                                        int batch_dims) {
+    return BackwardWalk(tape, source_ids, source_meta, options, on_ready, batch_dims).run(targets);
 }
 
 }  // namespace tapeflow

@@ -119,8 +119,4 @@ std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor>
 void stream_gradients(GradientTape& tape, const Tensor& target, const std::vector<Variable>& sources,
                       const GradientOptions& options, const SourceReadyFn& on_ready);
 
-/// The gradient reduced to `shape` by summing the broadcast axes (NOTE [Un-broadcasting]); its
-/// first `batch_dims` dims are kept (NOTE [Vectorized jacobians]).
-Tensor sum_to_shape(const Tensor& grad, const Shape& shape, int batch_dims = 0);
-
 }  // namespace tapeflow

@@ -11,9 +11,9 @@
 
 #include <tapeflow/ops/array.hpp>
 
-#include "autograd/tape.hpp"
 #include "ops/apply.hpp"
 #include "ops/op_families.hpp"
+#include "ops/sum_to_shape.hpp"
 
 namespace tapeflow {
 namespace {

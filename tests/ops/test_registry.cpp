@@ -2,13 +2,14 @@
 // "not differentiable" counts), a CPU kernel and, in a build with the CUDA backend, a CUDA kernel
 // (unless it never runs a kernel), a row in the op-case table (tests/ops/op_cases.cpp) and an entry
 // in docs/ops.md. Each failure names the op and what it lacks.
-#include <catch2/catch.hpp>
-
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -42,8 +43,10 @@ std::set<std::string> documented_ops() {
 
 TEST_CASE("every op has a gradient row, kernels, an op-case row and a docs entry", "[registry]") {
     std::set<Op> covered;
-    for (const auto& c : tf::op_cases::all_cases()) covered.insert(c.covers.begin(), c.covers.end());
-    for (const auto& n : tf::op_cases::ops_without_cases()) covered.insert(n.op);
+    for (const auto& c : tf::op_cases::all_cases())
+        covered.insert(c.covers.begin(), c.covers.end());
+    for (const auto& n : tf::op_cases::ops_without_cases())
+        covered.insert(n.op);
     const std::set<std::string> documented = documented_ops();
     const tf::KernelRegistry& registry = tf::kernel_registry();
     // A build with the CUDA backend registers CUDA kernels; then every dispatched op needs one.
@@ -71,7 +74,8 @@ TEST_CASE("every op has a gradient row, kernels, an op-case row and a docs entry
             lacks(op, "no CUDA kernel");
         }
         if (covered.count(op) == 0) lacks(op, "no row in tests/ops/op_cases.cpp");
-        if (documented.count(std::string(tf::op_name(op))) == 0) lacks(op, "no entry in docs/ops.md");
+        if (documented.count(std::string(tf::op_name(op))) == 0)
+            lacks(op, "no entry in docs/ops.md");
     }
     INFO("ops that lack a part:" << missing);
     CHECK(missing.empty());
@@ -80,7 +84,8 @@ TEST_CASE("every op has a gradient row, kernels, an op-case row and a docs entry
 
 TEST_CASE("docs/ops.md lists only ops of op_list.def", "[registry]") {
     std::set<std::string> names;
-    for (int i = 0; i < tf::kNumOps; ++i) names.insert(std::string(tf::op_name(static_cast<Op>(i))));
+    for (int i = 0; i < tf::kNumOps; ++i)
+        names.insert(std::string(tf::op_name(static_cast<Op>(i))));
     for (const std::string& d : documented_ops()) {
         CAPTURE(d);
         CHECK(names.count(d) == 1);
@@ -94,5 +99,23 @@ TEST_CASE("op-case rows have unique names and name only real dtypes", "[registry
         CHECK(seen.insert(c.name).second);
         CHECK_FALSE(c.covers.empty());
         CHECK_FALSE(c.dtypes.empty());
+    }
+}
+
+// The CUDA glue shares host code with the CPU only through lib/kernels/shared/ (the CPU loop
+// headers pull in xsimd and the CPU's fusion).
+TEST_CASE("cuda/ includes no CPU kernel header", "[registry][layers]") {
+    const char* docs = std::getenv("TAPEFLOW_DOCS_DIR");
+    REQUIRE(docs != nullptr);
+    const std::filesystem::path cuda = std::filesystem::path(docs).parent_path() / "cuda";
+    REQUIRE(std::filesystem::is_directory(cuda));
+    for (const auto& file : std::filesystem::directory_iterator(cuda)) {
+        std::ifstream in(file.path());
+        std::string line;
+        for (int n = 1; std::getline(in, line); ++n) {
+            if (line.rfind("#include", 0) == 0 && line.find("kernels/cpu/") != std::string::npos) {
+                FAIL_CHECK(file.path().filename().string() << ":" << n << ": " << line);
+            }
+        }
     }
 }
