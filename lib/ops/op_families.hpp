@@ -33,7 +33,7 @@ inline std::array<std::span<const OpDef>, 14> all_op_defs() {
 }
 
 // CPU kernel registration, one function per kernel file (called by register_cpu_kernels).
-void register_creation_cpu(KernelRegistry& r);     // kernels/cpu/array_cpu.cpp, random_cpu.cpp
+void register_creation_cpu(KernelRegistry& r);     // kernels/cpu/creation_cpu.cpp, random_cpu.cpp
 void register_elementwise_cpu(KernelRegistry& r);  // kernels/cpu/elementwise_cpu.cpp
 void register_reduce_cpu(KernelRegistry& r);       // kernels/cpu/reduce_cpu.cpp
 void register_linalg_cpu(KernelRegistry& r);       // kernels/cpu/linalg_cpu.cpp

@@ -1,12 +1,12 @@
 // Declarations of the CPU kernels, one line per kernel, grouped by the file that defines them.
-// register_creation_cpu() (array_cpu.cpp) puts them in the kernel registry.
+// register_creation_cpu() (creation_cpu.cpp) puts them in the kernel registry.
 #pragma once
 
 #include "ops/dispatch.hpp"
 
 namespace tapeflow::cpu {
 
-// array_cpu.cpp
+// creation_cpu.cpp
 void identity_kernel(const KernelContext& ctx);
 void cast_kernel(const KernelContext& ctx);
 void fill_kernel(const KernelContext& ctx);

@@ -1,4 +1,4 @@
-// CPU kernels of the array and creation ops: identity, cast, fill, one_hot.
+// CPU kernels of the creation ops: identity, cast, fill, one_hot.
 #include <cstring>
 
 #include "core/dtype_dispatch.hpp"
