@@ -17,7 +17,8 @@ std::span<const OpDef> elementwise_op_defs();  // ops/elementwise.cpp
 std::span<const OpDef> reduce_op_defs();       // ops/reduce.cpp
 std::span<const OpDef> linalg_op_defs();       // ops/linalg.cpp
 std::span<const OpDef> array_op_defs();        // ops/array_ops.cpp
-std::span<const OpDef> indexing_op_defs();     // ops/indexing.cpp
+std::span<const OpDef> slicing_op_defs();       // ops/slicing.cpp
+std::span<const OpDef> gather_scatter_op_defs();  // ops/gather_scatter.cpp
 std::span<const OpDef> nn_activation_op_defs();  // ops/nn_activations.cpp
 std::span<const OpDef> nn_loss_op_defs();        // ops/nn_losses.cpp
 std::span<const OpDef> nn_layer_op_defs();       // ops/nn_layers.cpp
@@ -25,9 +26,10 @@ std::span<const OpDef> conv_op_defs();           // ops/conv.cpp
 std::span<const OpDef> pool_op_defs();           // ops/pooling.cpp
 std::span<const OpDef> training_op_defs();       // ops/training_ops.cpp
 
-inline std::array<std::span<const OpDef>, 14> all_op_defs() {
+inline std::array<std::span<const OpDef>, 15> all_op_defs() {
     return {creation_op_defs(), random_op_defs(), tape_op_defs(),  elementwise_op_defs(),
-            reduce_op_defs(),   linalg_op_defs(), array_op_defs(), indexing_op_defs(),
+            reduce_op_defs(),   linalg_op_defs(), array_op_defs(), slicing_op_defs(),
+            gather_scatter_op_defs(),
             nn_activation_op_defs(), nn_loss_op_defs(), nn_layer_op_defs(), conv_op_defs(),
             pool_op_defs(), training_op_defs()};
 }
@@ -38,7 +40,8 @@ void register_elementwise_cpu(KernelRegistry& r);  // kernels/cpu/elementwise_cp
 void register_reduce_cpu(KernelRegistry& r);       // kernels/cpu/reduce_cpu.cpp
 void register_linalg_cpu(KernelRegistry& r);       // kernels/cpu/linalg_cpu.cpp
 void register_array_cpu(KernelRegistry& r);        // kernels/cpu/array_ops_cpu.cpp
-void register_indexing_cpu(KernelRegistry& r);     // kernels/cpu/indexing_cpu.cpp
+void register_slicing_cpu(KernelRegistry& r);      // kernels/cpu/slicing_cpu.cpp
+void register_gather_cpu(KernelRegistry& r);       // kernels/cpu/gather_cpu.cpp
 void register_activation_cpu(KernelRegistry& r);   // kernels/cpu/activation_cpu.cpp
 void register_softmax_cpu(KernelRegistry& r);      // kernels/cpu/softmax_cpu.cpp
 void register_bias_add_cpu(KernelRegistry& r);     // kernels/cpu/bias_add_cpu.cpp

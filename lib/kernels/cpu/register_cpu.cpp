@@ -9,7 +9,8 @@ void register_cpu_kernels(KernelRegistry& r) {
     register_reduce_cpu(r);
     register_linalg_cpu(r);
     register_array_cpu(r);
-    register_indexing_cpu(r);
+    register_slicing_cpu(r);
+    register_gather_cpu(r);
     register_activation_cpu(r);
     register_softmax_cpu(r);
     register_bias_add_cpu(r);
