@@ -1,10 +1,10 @@
 // The generic suites over the op-case table (op_cases.cpp): every row runs on the CPU in each of
 // its dtypes, its 16/32-bit float results agree with the float64 run on the same (rounded) inputs,
 // and every row with `grad` passes the float64 finite-difference check of its gradients.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 #include "ops/op_cases.hpp"
 #include "support/gradcheck.hpp"
@@ -23,10 +23,14 @@ bool runs_in(const Case& c, tf::DType d) {
 // a few units of the dtype's last place, more for results summed over many elements.
 double precision(tf::DType d) {
     switch (d) {
-        case tf::DType::float32: return 1e-4;
-        case tf::DType::float16: return 1e-2;
-        case tf::DType::bfloat16: return 6e-2;
-        default: return 0;
+        case tf::DType::float32:
+            return 1e-4;
+        case tf::DType::float16:
+            return 1e-2;
+        case tf::DType::bfloat16:
+            return 6e-2;
+        default:
+            return 0;
     }
 }
 
@@ -59,11 +63,13 @@ TEST_CASE("every op-case row runs on the CPU; its low-precision floats agree wit
                 const std::vector<Tensor> y = c.f(x);
                 ++ran;
                 for (const Tensor& t : y) {
-                    if (!t.defined() || !t.device().is_cpu()) failures += "\n  " + name + ": bad output";
+                    if (!t.defined() || !t.device().is_cpu())
+                        failures += "\n  " + name + ": bad output";
                 }
                 if (!is_float(d) || d == tf::float64 || !runs_in(c, tf::float64)) continue;
                 std::vector<Tensor> x64;
-                for (const Tensor& t : x) x64.push_back(t.dtype() == d ? t.cast(tf::float64) : t);
+                for (const Tensor& t : x)
+                    x64.push_back(t.dtype() == d ? t.cast(tf::float64) : t);
                 const std::vector<Tensor> ref = c.f(x64);
                 if (ref.size() != y.size()) {
                     failures += "\n  " + name + ": output count differs from float64";
@@ -110,9 +116,12 @@ TEST_CASE("every differentiable op-case row passes the float64 finite-difference
         tf::testing::check_gradients(
             [&](const std::vector<Tensor>& s) {
                 std::vector<Tensor> all = x;
-                for (std::size_t k = 0; k < at.size(); ++k) all[at[k]] = s[k];
+                for (std::size_t k = 0; k < at.size(); ++k)
+                    all[at[k]] = s[k];
                 return contract(c.f(all));
             },
-            sources, 1e-5, atol);
+            sources,
+            1e-5,
+            atol);
     }
 }
