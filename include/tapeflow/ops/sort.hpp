@@ -36,7 +36,9 @@ Tensor sort(const Tensor& x, int64_t axis = -1, std::string_view direction = "AS
 /// The int32 indices that sort x along `axis` (x gathered at them is sort(x, axis, direction)).
 /// Equal values keep their order in both directions, so `stable` changes nothing (TensorFlow's
 /// top_k-based argsort is stable too). No gradient.
-Tensor argsort(const Tensor& x, int64_t axis = -1, std::string_view direction = "ASCENDING",
+Tensor argsort(const Tensor& x,
+               int64_t axis = -1,
+               std::string_view direction = "ASCENDING",
                bool stable = false);
 
 }  // namespace tapeflow
