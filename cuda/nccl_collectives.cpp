@@ -1,8 +1,9 @@
-// NCCL all-reduce for CUDA tensors (lib/distribute/device_collectives.hpp), compiled when meson
-// finds NCCL next to CUDA and MPI. One communicator per process, on the GPU of the first CUDA
-// tensor reduced, created from an id rank 0 broadcasts over MPI. NCCL runs on tapeflow's stream of
-// that GPU, nonblocking: waits poll the stream and the communicator's error state under NOTE
-// [Deadlines] (lib/distribute/transport.hpp) and abort the communicator on timeout.
+// NCCL all-reduce for CUDA tensors (lib/distribute/device_collectives.hpp calls it through the
+// plugin's table, cuda/plugin.cpp), compiled when meson finds NCCL next to CUDA and MPI. One
+// communicator per process, on the GPU of the first CUDA tensor reduced, created from an id rank 0
+// broadcasts over MPI. NCCL runs on tapeflow's stream of that GPU, nonblocking: waits poll the
+// stream and the communicator's error state under NOTE [Deadlines] (lib/distribute/transport.hpp)
+// and abort the communicator on timeout.
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -15,7 +16,7 @@
 
 #include "cuda_check.hpp"
 #include "cuda_context.hpp"
-#include "distribute/device_collectives.hpp"
+#include "nccl_collectives.hpp"
 #include "distribute/transport.hpp"
 #include "distribute/wire.hpp"
 
@@ -134,11 +135,7 @@ ncclRedOp_t nccl_op(ReduceOp op) {
 
 }  // namespace
 
-bool device_collectives_built() {
-    return true;
-}
-
-std::optional<Tensor> device_all_reduce(const Tensor& t, ReduceOp op) {
+std::optional<Tensor> nccl_all_reduce(const Tensor& t, ReduceOp op) {
     Nccl& n = nccl();
     const std::lock_guard lock(n.mutex);
     decide(t);

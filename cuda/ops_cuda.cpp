@@ -6,8 +6,8 @@
 #include <cstring>
 #include <mutex>
 
-#include "core/backend.hpp"
 #include "core/dtype_dispatch.hpp"
+#include "cuda_backend.hpp"
 #include "ops_cuda.hpp"
 #include "random/philox.hpp"
 
@@ -56,7 +56,7 @@ void host_fallback(const KernelContext& ctx) {
     const DType dtype = on_input ? inputs[0].dtype() : outputs[0].dtype();
     const KernelFn cpu_kernel = kernel_registry().find(ctx.op, Device::cpu(), dtype);
     cpu_kernel(KernelContext{ctx.op, Device::cpu(), inputs, outputs, ctx.attrs});
-    DeviceBackend* backend = find_backend(DeviceType::cuda);
+    DeviceBackend* backend = &cuda_backend();
     for (std::size_t i = 0; i < outputs.size(); ++i) {
         backend->copy(ctx.outputs[i].mutable_raw_data(), ctx.device, outputs[i].raw_data(),
                       Device::cpu(), outputs[i].nbytes());
@@ -97,7 +97,7 @@ void shape_kernel(const KernelContext& ctx) {
     const Tensor& y = ctx.outputs[0];
     const std::vector<int32_t> host(dims.begin(), dims.end());
     if (y.nbytes() != host.size() * sizeof(int32_t)) return host_fallback(ctx);
-    find_backend(DeviceType::cuda)->copy(y.mutable_raw_data(), ctx.device, host.data(), Device::cpu(),
+    cuda_backend().copy(y.mutable_raw_data(), ctx.device, host.data(), Device::cpu(),
                                          y.nbytes());
 }
 
@@ -140,7 +140,7 @@ void random_shuffle_kernel(const KernelContext& ctx) {
     std::vector<int64_t> perm(static_cast<std::size_t>(rows));
     philox::shuffle_permutation(s, rows, perm.data());
     const Tensor device_perm = Tensor::empty(Shape{rows}, DType::int64, ctx.device);
-    find_backend(DeviceType::cuda)->copy(device_perm.mutable_raw_data(), ctx.device, perm.data(),
+    cuda_backend().copy(device_perm.mutable_raw_data(), ctx.device, perm.data(),
                                          Device::cpu(), perm.size() * sizeof(int64_t));
     TAPEFLOW_CUDA_CHECK(cuda_launch::permute_rows(
         x.raw_data(), ctx.outputs[0].mutable_raw_data(),

@@ -44,3 +44,8 @@ void register_nn_cuda(KernelRegistry& r);
 void register_training_cuda(KernelRegistry& r);
 
 }  // namespace tapeflow::cuda_ops
+
+namespace tapeflow {
+/// Registers every CUDA kernel: called by libtapeflow when it loads the plugin (cuda/plugin.cpp).
+void register_cuda_kernels(KernelRegistry& registry);
+}  // namespace tapeflow

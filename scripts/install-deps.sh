@@ -12,6 +12,7 @@ packages=(
     libpng-dev zlib1g-dev nlohmann-json3-dev
     libopenmpi-dev openmpi-bin
     python3 python3-numpy clang-tools-19
+    clang-19 binutils util-linux  # clang++-19 consumer, readelf/nm (abi suite), unshare
 )
 [[ "${1:-}" == "--with-torch" ]] && packages+=(libtorch-dev)
 

@@ -15,6 +15,9 @@
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/data/parse_example.hpp>
 #include <tapeflow/data/source.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::data {
 
@@ -461,3 +464,5 @@ Dataset<std::string> TFRecordDataset(std::vector<std::string> files,
 Dataset<std::string> TextLineDataset(std::vector<std::string> files);
 
 }  // namespace tapeflow::data
+
+TAPEFLOW_API_END

@@ -17,6 +17,9 @@
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/data.hpp>
 #include <tapeflow/train/optimizer.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::distribute {
 
@@ -39,7 +42,8 @@ int local_rank();
 int chief_rank();
 /// rank() == chief_rank().
 bool is_chief();
-/// True when MPI is built in (meson option `mpi`); without it every process is a size-1 group.
+/// True when the MPI transport is usable: built (meson option `mpi`) and its plugin
+/// libtapeflow_mpi.so and libmpi load; otherwise every process is a size-1 group.
 bool mpi_built();
 
 /// Seconds a collective or a parameter-server exchange may wait for its peers before raising
@@ -193,3 +197,5 @@ private:
 };
 
 }  // namespace tapeflow::distribute
+
+TAPEFLOW_API_END

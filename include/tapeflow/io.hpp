@@ -10,6 +10,9 @@
 #include <string_view>
 #include <variant>
 #include <vector>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::io {
 
@@ -102,3 +105,5 @@ private:
 };
 
 }  // namespace tapeflow::io
+
+TAPEFLOW_API_END

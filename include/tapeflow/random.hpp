@@ -11,6 +11,9 @@
 #include <optional>
 
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::random {
 
@@ -32,3 +35,5 @@ Tensor uniform(const Shape& shape, double minval = 0, double maxval = 1, DType d
 Tensor shuffle(const Tensor& value, std::optional<uint64_t> seed = {});
 
 }  // namespace tapeflow::random
+
+TAPEFLOW_API_END

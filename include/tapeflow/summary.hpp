@@ -11,6 +11,9 @@
 
 #include <tapeflow/autograd/graph.hpp>
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::summary {
 
@@ -167,3 +170,5 @@ void write_graph(const Graph& graph,
                  bool as_text = true);
 
 }  // namespace tapeflow::train
+
+TAPEFLOW_API_END

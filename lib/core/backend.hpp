@@ -1,9 +1,11 @@
 // DeviceBackend: what a device type provides to the core (memory and copies). The CPU backend is
-// built in; the CUDA backend (cuda/) is linked in when tapeflow is built with CUDA. Kernels are not
+// built in; the CUDA backend is a plugin (libtapeflow_cuda.so) that the dispatch layer loads on
+// first use (lib/ops/backend_plugin.cpp): core never includes or calls cuda/. Kernels are not
 // here: they live in the kernel registry (lib/ops/dispatch.hpp).
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include <tapeflow/core/device.hpp>
 #include <tapeflow/core/storage.hpp>
@@ -24,11 +26,24 @@ public:
                       std::size_t nbytes) = 0;
 };
 
-/// The backend of `type`, or nullptr when tapeflow was built without it.
+/// The backend of `type`, or nullptr when tapeflow was built without it or its plugin cannot be
+/// loaded.
 DeviceBackend* find_backend(DeviceType type);
 
+/// A plugin backend after its first load: the backend, or nullptr with the reason (`built`:
+/// whether this build has the plugin at all; `error` names the missing library and the fix).
+struct BackendLoad {
+    DeviceBackend* backend = nullptr;
+    bool built = false;
+    std::string error;
+};
+/// Loads the plugin of `type` on the first call (implemented by the dispatch layer, which also
+/// registers the plugin's kernels: lib/ops/backend_plugin.cpp).
+const BackendLoad& load_backend(DeviceType type);
+
 /// Throws unless `device` exists: UnimplementedError when its backend is not built in,
-/// InvalidArgumentError for an index >= device_count().
+/// NotFoundError when its plugin or a library it needs cannot be loaded, InvalidArgumentError for
+/// an index >= device_count().
 void check_device(Device device);
 
 }  // namespace tapeflow

@@ -9,10 +9,6 @@
 
 #include "core/backend.hpp"
 
-#ifdef TAPEFLOW_HAVE_CUDA
-#include "cuda_backend.hpp"
-#endif
-
 namespace tapeflow {
 namespace {
 
@@ -105,24 +101,19 @@ DeviceBackend* find_backend(DeviceType type) {
     static CpuBackend cpu_backend;
     switch (type) {
         case DeviceType::cpu: return &cpu_backend;
-        case DeviceType::cuda:
-#ifdef TAPEFLOW_HAVE_CUDA
-            return &cuda_backend();
-#else
-            return nullptr;
-#endif
+        case DeviceType::cuda: return load_backend(type).backend;
     }
     return nullptr;
 }
 
 void check_device(Device device) {
     if (device.is_cpu()) return;
-    DeviceBackend* backend = find_backend(device.type());
+    const BackendLoad& load = load_backend(device.type());
+    DeviceBackend* backend = load.backend;
     if (backend == nullptr) {
-        throw errors::UnimplementedError(fmt::format(
-            "{} requested, but tapeflow was built without CUDA (configure with -Dcuda=enabled on a "
-            "machine with nvcc)",
-            device.str()));
+        const std::string message = fmt::format("{} requested, but {}", device.str(), load.error);
+        if (!load.built) throw errors::UnimplementedError(message);
+        throw errors::NotFoundError(message);
     }
     const int count = backend->device_count();
     if (device.index() >= count) {

@@ -1,4 +1,5 @@
-// The MPI transport (transport.hpp): the only file that includes <mpi.h>. Collectives run on a
+// The MPI transport (transport.hpp), built alone into the plugin libtapeflow_mpi.so with libmpi:
+// the only file that includes <mpi.h>. Collectives run on a
 // private duplicate of MPI_COMM_WORLD with MPI_ERRORS_RETURN, so a failure becomes an
 // UnavailableError instead of an abort, and user MPI code cannot interleave with ours.
 #include <algorithm>
@@ -11,10 +12,17 @@
 #include <mpi.h>
 
 #include <tapeflow/core/error.hpp>
+#include <tapeflow/version.hpp>
 
 #include "distribute/transport.hpp"
 
 namespace tapeflow::distribute::detail {
+namespace mpi {
+
+// This file's own (the plugin calls them directly, not through transport.cpp's table).
+void transport_init(int* argc, char*** argv);
+void transport_finalize();
+
 namespace {
 
 // Requests of one operation; large ones are split in chunks of at most INT_MAX elements.
@@ -35,14 +43,6 @@ struct Group {
 Group& group() {
     static auto* g = new Group;  // never destroyed: the exit-time finalize uses it
     return *g;
-}
-
-bool launched_by_mpirun() {
-    for (const char* var :
-         {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS"}) {
-        if (std::getenv(var) != nullptr) return true;
-    }
-    return false;
 }
 
 std::string mpi_error_string(int rc) {
@@ -200,9 +200,6 @@ int transport_local_rank() {
 int transport_local_size() {
     return group().local_size;
 }
-bool transport_is_mpi() {
-    return true;
-}
 
 std::unique_ptr<Pending> start_all_reduce(
     void* data, int64_t count, DType dtype, ReduceOp op, const void* send) {
@@ -352,4 +349,15 @@ std::optional<Message> try_receive(int source, int tag) {
     return m;
 }
 
+}  // namespace mpi
 }  // namespace tapeflow::distribute::detail
+
+extern "C" TAPEFLOW_PLUGIN_API const tapeflow::distribute::detail::Transport*
+tapeflow_mpi_transport() {
+    using namespace tapeflow::distribute::detail::mpi;
+    static const tapeflow::distribute::detail::Transport table{TAPEFLOW_VERSION_STRING, true,
+        transport_init, transport_finalize, transport_initialized, transport_rank, transport_size,
+        transport_local_rank, transport_local_size, start_all_reduce, start_broadcast,
+        start_all_gather, start_barrier, start_send, try_receive};
+    return &table;
+}

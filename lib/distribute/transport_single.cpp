@@ -1,16 +1,18 @@
-// The transport of a build without MPI (meson option mpi disabled or MPI not found): one process,
-// rank 0 of 1. Collectives complete at once and leave the data as it is (the identity); there is
-// no peer to send to.
+// The single-process transport (a build without MPI, or a process mpirun did not start whose MPI
+// plugin is missing): rank 0 of 1. Collectives complete at once and leave the data as it is (the
+// identity); there is no peer to send to.
 #include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
 
 #include <tapeflow/core/error.hpp>
+#include <tapeflow/version.hpp>
 
 #include "distribute/transport.hpp"
 
 namespace tapeflow::distribute::detail {
+namespace single {
 namespace {
 
 class Done final : public Pending {
@@ -44,9 +46,6 @@ int transport_local_rank() {
 int transport_local_size() {
     return 1;
 }
-bool transport_is_mpi() {
-    return false;
-}
 
 std::unique_ptr<Pending> start_all_reduce(
     void* data, int64_t count, DType dtype, ReduceOp, const void* send) {
@@ -72,13 +71,24 @@ std::unique_ptr<Pending> start_all_gather(const void* mine,
 
 std::unique_ptr<Pending> start_send(int dest, int /*tag*/, std::string /*bytes*/) {
     throw errors::UnavailableError(fmt::format(
-        "no process {} to send to: tapeflow was built without MPI (meson option mpi), so every "
-        "process is alone",
+        "no process {} to send to: this process runs alone (tapeflow without MPI, or not started "
+        "by mpirun)",
         dest));
 }
 
 std::optional<Message> try_receive(int /*source*/, int /*tag*/) {
     return std::nullopt;
+}
+
+}  // namespace single
+
+const Transport& single_transport() {
+    static const Transport table{TAPEFLOW_VERSION_STRING, false, single::transport_init,
+        single::transport_finalize, single::transport_initialized, single::transport_rank,
+        single::transport_size, single::transport_local_rank, single::transport_local_size,
+        single::start_all_reduce, single::start_broadcast, single::start_all_gather,
+        single::start_barrier, single::start_send, single::try_receive};
+    return table;
 }
 
 }  // namespace tapeflow::distribute::detail

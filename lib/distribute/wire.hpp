@@ -12,6 +12,8 @@
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/distribute.hpp>
 
+#include "core/plugin.hpp"
+
 namespace tapeflow::distribute::detail {
 
 /// The dtype a tensor travels in for a reduction: float16/bfloat16 as float32, the others as
@@ -25,11 +27,11 @@ Tensor tensor_from_bytes(const void* data, const Shape& shape, DType dtype);
 void scale_in_place(void* data, int64_t count, DType dtype, double factor);
 
 /// Every process's string, in rank order (two collectives: the lengths, then the bytes).
-std::vector<std::string> all_gather_strings(const std::string& mine);
+TAPEFLOW_PLUGIN_API std::vector<std::string> all_gather_strings(const std::string& mine);
 /// Root's string on every process.
-std::string broadcast_string(const std::string& mine, int root);
+TAPEFLOW_PLUGIN_API std::string broadcast_string(const std::string& mine, int root);
 /// "[2,3] float32"
-std::string describe(const Shape& shape, DType dtype);
+TAPEFLOW_PLUGIN_API std::string describe(const Shape& shape, DType dtype);
 /// Raises the tapeflow error type of `code` (errors that crossed processes as a code and a
 /// message).
 [[noreturn]] void throw_error(errors::Code code, const std::string& message);

@@ -64,10 +64,10 @@ std::vector<std::string> Example::names() const {
 }
 
 std::string Example::serialize() const {
-    tensorflow::Example proto;
+    proto::Example proto;
     auto& map = *proto.mutable_features()->mutable_feature();
     for (const auto& [name, feature] : features_) {
-        tensorflow::Feature& f = map[name];
+        proto::Feature& f = map[name];
         if (const auto* v = std::get_if<std::vector<int64_t>>(&feature)) {
             f.mutable_int64_list()->mutable_value()->Add(v->begin(), v->end());
         } else if (const auto* v = std::get_if<std::vector<float>>(&feature)) {
@@ -90,7 +90,7 @@ std::string Example::serialize() const {
 }
 
 Example Example::parse(std::string_view bytes) {
-    tensorflow::Example proto;
+    proto::Example proto;
     google::protobuf::LogSilencer quiet;  // bad input is a DataLossError, not a log line
     if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
         throw errors::DataLossError(
@@ -99,13 +99,13 @@ Example Example::parse(std::string_view bytes) {
     Example out;
     for (const auto& [name, f] : proto.features().feature()) {
         switch (f.kind_case()) {
-            case tensorflow::Feature::kInt64List:
+            case proto::Feature::kInt64List:
                 out.add_int64(name, {f.int64_list().value().begin(), f.int64_list().value().end()});
                 break;
-            case tensorflow::Feature::kFloatList:
+            case proto::Feature::kFloatList:
                 out.add_float(name, {f.float_list().value().begin(), f.float_list().value().end()});
                 break;
-            case tensorflow::Feature::kBytesList:
+            case proto::Feature::kBytesList:
                 out.add_bytes(name, {f.bytes_list().value().begin(), f.bytes_list().value().end()});
                 break;
             default:  // a feature with no kind set: TensorFlow treats it as an empty list

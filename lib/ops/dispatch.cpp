@@ -3,6 +3,8 @@
 
 #include <tapeflow/core/error.hpp>
 
+#include "core/backend.hpp"
+
 namespace tapeflow {
 
 void KernelRegistry::add(Op op, DeviceType device, KernelFn fn, DTypeSet dtypes) {
@@ -16,11 +18,16 @@ void KernelRegistry::add(Op op, DeviceType device, KernelFn fn, DTypeSet dtypes)
 }
 
 bool KernelRegistry::has(Op op, DeviceType device) const {
+    if (device != DeviceType::cpu) load_backend(device);  // a plugin registers on its first load
     return entries_[static_cast<int>(op)][static_cast<int>(device)].fn != nullptr;
 }
 
 KernelFn KernelRegistry::find(Op op, Device device, DType dtype) const {
     const KernelEntry& entry = entries_[static_cast<int>(op)][static_cast<int>(device.type())];
+    if (entry.fn == nullptr && !device.is_cpu() && load_backend(device.type()).backend != nullptr) {
+        // The plugin may have been loaded (and registered) just now.
+        if (entry.fn != nullptr) return find(op, device, dtype);
+    }
     if (entry.fn == nullptr || !entry.dtypes.contains(dtype)) {
         throw errors::UnimplementedError(
             fmt::format("No kernel for op '{}' on {} with dtype {}{}", op_name(op), device.str(),
@@ -32,16 +39,20 @@ KernelFn KernelRegistry::find(Op op, Device device, DType dtype) const {
     return entry.fn;
 }
 
-const KernelRegistry& kernel_registry() {
-    static const KernelRegistry registry = [] {
+KernelRegistry& mutable_kernel_registry() {
+    // The CPU kernels now; a plugin's (CUDA) when it is loaded, before any tensor of its device
+    // exists (backend_plugin.cpp). Its entries are other memory than the CPU's: no race with
+    // lookups of CPU kernels on other threads.
+    static KernelRegistry registry = [] {
         KernelRegistry r;
         register_cpu_kernels(r);
-#ifdef TAPEFLOW_HAVE_CUDA
-        register_cuda_kernels(r);
-#endif
         return r;
     }();
     return registry;
+}
+
+const KernelRegistry& kernel_registry() {
+    return mutable_kernel_registry();
 }
 
 }  // namespace tapeflow

@@ -11,6 +11,7 @@
 #include <tapeflow/core/device.hpp>
 #include <tapeflow/core/tensor.hpp>
 
+#include "core/plugin.hpp"
 #include "ops/attrs.hpp"
 #include "ops/op.hpp"
 
@@ -55,7 +56,7 @@ struct KernelEntry {
     DTypeSet dtypes;
 };
 
-class KernelRegistry {
+class TAPEFLOW_PLUGIN_API KernelRegistry {
 public:
     /// Registers `fn` for (op, device type); registering the same pair twice is a bug.
     void add(Op op, DeviceType device, KernelFn fn, DTypeSet dtypes);
@@ -67,11 +68,13 @@ private:
     KernelEntry entries_[kNumOps][2];
 };
 
-/// The process-wide registry, filled on first use by every backend built in.
-const KernelRegistry& kernel_registry();
+/// The process-wide registry: the CPU kernels on first use, a plugin's when it is loaded.
+TAPEFLOW_PLUGIN_API const KernelRegistry& kernel_registry();
+/// The registry that backend_plugin.cpp hands a plugin to register its kernels into.
+KernelRegistry& mutable_kernel_registry();
 
-/// Registration functions of the backends (lib/kernels/cpu/register_cpu.cpp, cuda/ops_cuda.cpp).
+/// Registration function of the CPU backend (lib/kernels/cpu/register_cpu.cpp); the CUDA
+/// plugin's is cuda/ops_cuda.cpp's register_cuda_kernels.
 void register_cpu_kernels(KernelRegistry& registry);
-void register_cuda_kernels(KernelRegistry& registry);
 
 }  // namespace tapeflow

@@ -48,7 +48,7 @@ void set_explicit_padding(Op op, Window2d& win, const Paddings& pads, bool nchw)
 /// Attrs of a window op (read back by its kernels and gradient rows).
 Attrs window_attrs(const Window2d& win);
 /// The Window2d an op was called with: input shape `in` (NHWC) and its attrs.
-Window2d window_from(const Shape& in, const Attrs& attrs);
+TAPEFLOW_PLUGIN_API Window2d window_from(const Shape& in, const Attrs& attrs);
 
 /// NCHW <-> NHWC for the ops that compute in NHWC.
 Tensor to_nhwc(const Tensor& x);

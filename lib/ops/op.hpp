@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/plugin.hpp"
+
 namespace tapeflow {
 
 enum class Op : uint16_t {
@@ -21,9 +23,9 @@ enum class DispatchOn : uint8_t { input, output, none };
 /// tapeflow's name of the op ("one_hot").
 std::string_view op_name(Op op);
 /// TensorFlow's op type ("OneHot"): used in error messages and graph exports.
-std::string_view op_type(Op op);
+TAPEFLOW_PLUGIN_API std::string_view op_type(Op op);
 /// Number of tensor inputs, -1 when variadic.
 int op_arity(Op op);
-DispatchOn op_dispatch(Op op);
+TAPEFLOW_PLUGIN_API DispatchOn op_dispatch(Op op);
 
 }  // namespace tapeflow

@@ -14,25 +14,25 @@ namespace tapeflow::summary {
 namespace {
 
 // tapeflow dtype <-> TensorFlow DataType, one row per dtype.
-constexpr std::pair<DType, tensorflow::DataType> kDataTypes[] = {
-    {DType::float32, tensorflow::DT_FLOAT},
-    {DType::float64, tensorflow::DT_DOUBLE},
-    {DType::int32, tensorflow::DT_INT32},
-    {DType::int64, tensorflow::DT_INT64},
-    {DType::uint8, tensorflow::DT_UINT8},
-    {DType::bool_, tensorflow::DT_BOOL},
-    {DType::float16, tensorflow::DT_HALF},
-    {DType::bfloat16, tensorflow::DT_BFLOAT16},
+constexpr std::pair<DType, proto::DataType> kDataTypes[] = {
+    {DType::float32, proto::DT_FLOAT},
+    {DType::float64, proto::DT_DOUBLE},
+    {DType::int32, proto::DT_INT32},
+    {DType::int64, proto::DT_INT64},
+    {DType::uint8, proto::DT_UINT8},
+    {DType::bool_, proto::DT_BOOL},
+    {DType::float16, proto::DT_HALF},
+    {DType::bfloat16, proto::DT_BFLOAT16},
 };
 
-tensorflow::DataType to_proto_dtype(DType d) {
+proto::DataType to_proto_dtype(DType d) {
     for (const auto& [dtype, proto] : kDataTypes) {
         if (dtype == d) return proto;
     }
-    return tensorflow::DT_INVALID;
+    return proto::DT_INVALID;
 }
 
-bool from_proto_dtype(tensorflow::DataType d, DType* out) {
+bool from_proto_dtype(proto::DataType d, DType* out) {
     for (const auto& [dtype, proto] : kDataTypes) {
         if (proto == d) {
             *out = dtype;
@@ -42,7 +42,7 @@ bool from_proto_dtype(tensorflow::DataType d, DType* out) {
     return false;
 }
 
-void set_shape(tensorflow::TensorProto* proto, const std::vector<int64_t>& dims) {
+void set_shape(proto::TensorProto* proto, const std::vector<int64_t>& dims) {
     auto* shape = proto->mutable_tensor_shape();  // present even for rank 0, as TF writes it
     for (int64_t d : dims)
         shape->add_dim()->set_size(d);
@@ -50,8 +50,8 @@ void set_shape(tensorflow::TensorProto* proto, const std::vector<int64_t>& dims)
 
 void strings_to_proto(const std::vector<std::string>& strings,
                       const std::vector<int64_t>& dims,
-                      tensorflow::TensorProto* proto) {
-    proto->set_dtype(tensorflow::DT_STRING);
+                      proto::TensorProto* proto) {
+    proto->set_dtype(proto::DT_STRING);
     set_shape(proto, dims);
     for (const std::string& s : strings)
         proto->add_string_val(s);
@@ -75,22 +75,22 @@ std::string kind_of_plugin(const std::string& plugin) {
     return "other";
 }
 
-void value_to_proto(const SummaryValue& v, tensorflow::Summary::Value* out) {
+void value_to_proto(const SummaryValue& v, proto::Summary::Value* out) {
     out->set_tag(v.tag);
     const char* known = plugin_of_kind(v.kind);
     auto* plugin = out->mutable_metadata()->mutable_plugin_data();
     plugin->set_plugin_name(known != nullptr ? known : v.plugin_name);
-    tensorflow::TensorProto* t = out->mutable_tensor();
+    proto::TensorProto* t = out->mutable_tensor();
     const auto n = static_cast<int64_t>(v.strings.size());
     if (v.kind == "scalar" && !v.tensor.defined()) {
         const auto f = static_cast<float>(v.scalar_value);
-        t->set_dtype(tensorflow::DT_FLOAT);
+        t->set_dtype(proto::DT_FLOAT);
         set_shape(t, {});
         t->set_tensor_content(std::string(reinterpret_cast<const char*>(&f), sizeof f));
     } else if (v.kind == "audio") {
         // [k, 2]: (wav, label) pairs; TF2 writes empty labels.
-        tensorflow::AudioPluginData audio;
-        audio.set_encoding(tensorflow::AudioPluginData::WAV);
+        proto::AudioPluginData audio;
+        audio.set_encoding(proto::AudioPluginData::WAV);
         plugin->set_content(audio.SerializeAsString());
         std::vector<std::string> pairs;
         for (const std::string& wav : v.strings) {
@@ -109,7 +109,7 @@ void value_to_proto(const SummaryValue& v, tensorflow::Summary::Value* out) {
 
 // TF1's HistogramProto as TensorBoard converts it (data_compat): empty buckets at both ends are
 // dropped; left edges are [min] + inner limits, right edges inner limits + [max]; float32 [k,3].
-Tensor legacy_histogram_rows(const tensorflow::HistogramProto& h) {
+Tensor legacy_histogram_rows(const proto::HistogramProto& h) {
     const int n = h.bucket_size();
     int start = 0, end = n - 1;
     while (start < n && !(h.bucket(start) > 0))
@@ -128,37 +128,37 @@ Tensor legacy_histogram_rows(const tensorflow::HistogramProto& h) {
     return constant(rows, Shape{static_cast<int64_t>(rows.size() / 3), 3});
 }
 
-std::vector<std::string> string_vals(const tensorflow::TensorProto& t) {
+std::vector<std::string> string_vals(const proto::TensorProto& t) {
     return {t.string_val().begin(), t.string_val().end()};
 }
 
-SummaryValue value_from_proto(const tensorflow::Summary::Value& v) {
+SummaryValue value_from_proto(const proto::Summary::Value& v) {
     SummaryValue out;
     out.tag = v.tag().empty() ? v.node_name() : v.tag();
     out.plugin_name = v.metadata().plugin_data().plugin_name();
     switch (v.value_case()) {
-        case tensorflow::Summary::Value::kSimpleValue:  // legacy scalar
+        case proto::Summary::Value::kSimpleValue:  // legacy scalar
             out.plugin_name = "scalars";
             out.scalar_value = v.simple_value();
             out.tensor = constant(v.simple_value());
             break;
-        case tensorflow::Summary::Value::kImage:  // legacy image: the TF2 [W, H, png] form
+        case proto::Summary::Value::kImage:  // legacy image: the TF2 [W, H, png] form
             out.plugin_name = "images";
             out.strings = {std::to_string(v.image().width()),
                            std::to_string(v.image().height()),
                            v.image().encoded_image_string()};
             break;
-        case tensorflow::Summary::Value::kAudio:  // legacy audio
+        case proto::Summary::Value::kAudio:  // legacy audio
             out.plugin_name = "audio";
             out.strings = {v.audio().encoded_audio_string()};
             break;
-        case tensorflow::Summary::Value::kHisto:
+        case proto::Summary::Value::kHisto:
             out.plugin_name = "histograms";
             out.tensor = legacy_histogram_rows(v.histo());
             break;
-        case tensorflow::Summary::Value::kTensor: {
-            const tensorflow::TensorProto& t = v.tensor();
-            if (t.dtype() == tensorflow::DT_STRING) {
+        case proto::Summary::Value::kTensor: {
+            const proto::TensorProto& t = v.tensor();
+            if (t.dtype() == proto::DT_STRING) {
                 out.strings = string_vals(t);
                 if (out.plugin_name == "audio" && t.tensor_shape().dim_size() == 2) {
                     std::vector<std::string> clips;  // keep column 0 (the WAVs), drop the labels
@@ -185,7 +185,7 @@ SummaryValue value_from_proto(const tensorflow::Summary::Value& v) {
 
 }  // namespace
 
-void tensor_to_proto(const Tensor& t, tensorflow::TensorProto* proto) {
+void tensor_to_proto(const Tensor& t, proto::TensorProto* proto) {
     proto->set_dtype(to_proto_dtype(t.dtype()));
     set_shape(proto, t.shape().dims());
     const Tensor host = t.cpu();
@@ -193,7 +193,7 @@ void tensor_to_proto(const Tensor& t, tensorflow::TensorProto* proto) {
         std::string(static_cast<const char*>(host.raw_data()), host.nbytes()));
 }
 
-Tensor tensor_from_proto(const tensorflow::TensorProto& proto) {
+Tensor tensor_from_proto(const proto::TensorProto& proto) {
     DType dtype;
     if (!from_proto_dtype(proto.dtype(), &dtype)) return Tensor();
     std::vector<int64_t> dims;
@@ -269,7 +269,7 @@ Tensor tensor_from_proto(const tensorflow::TensorProto& proto) {
 }
 
 std::string serialize_event(const Event& event) {
-    tensorflow::Event proto;
+    proto::Event proto;
     proto.set_wall_time(event.wall_time);
     proto.set_step(event.step);
     if (!event.file_version.empty()) {
@@ -284,7 +284,7 @@ std::string serialize_event(const Event& event) {
 }
 
 Event parse_event(std::string_view bytes, const std::string& where) {
-    tensorflow::Event proto;
+    proto::Event proto;
     google::protobuf::LogSilencer quiet;  // bad input is a DataLossError, not a log line
     if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
         throw errors::DataLossError("record is not a valid Event protobuf at " + where);

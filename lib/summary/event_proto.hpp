@@ -13,10 +13,10 @@ namespace tapeflow::summary {
 
 /// Numeric tensor -> dtype, full shape and little-endian tensor_content (TF's
 /// AsProtoTensorContent).
-void tensor_to_proto(const Tensor& t, tensorflow::TensorProto* proto);
+void tensor_to_proto(const Tensor& t, proto::TensorProto* proto);
 /// Numeric TensorProto -> Tensor (tensor_content, or the *_val field, one value filling the shape).
 /// Undefined for string and unsupported dtypes; DataLossError when the sizes disagree.
-Tensor tensor_from_proto(const tensorflow::TensorProto& proto);
+Tensor tensor_from_proto(const proto::TensorProto& proto);
 
 /// The serialized tensorflow.Event of `event`, encoding each value by its kind.
 std::string serialize_event(const Event& event);

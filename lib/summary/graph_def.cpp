@@ -17,17 +17,17 @@
 namespace tapeflow {
 namespace {
 
-tensorflow::GraphDef to_graph_def(const Graph& graph) {
-    tensorflow::GraphDef def;
+proto::GraphDef to_graph_def(const Graph& graph) {
+    proto::GraphDef def;
     for (const GraphNode& node : graph.nodes()) {
-        tensorflow::NodeDef* n = def.add_node();
+        proto::NodeDef* n = def.add_node();
         n->set_name(node.name);
         n->set_op(node.op);
         for (const std::string& input : node.inputs)
             n->add_input(input);
         n->set_device(node.device);
         for (const auto& [key, text] : node.attrs) {
-            tensorflow::AttrValue value;
+            proto::AttrValue value;
             if (!google::protobuf::TextFormat::ParseFromString(text, &value)) {
                 throw errors::InternalError(
                     fmt::format("attribute {} of graph node {} is not AttrValue text: '{}'",
@@ -53,7 +53,7 @@ std::string Graph::to_text() const {
 namespace summary {
 
 std::string serialize_graph_def(const Graph& graph) {
-    const tensorflow::GraphDef def = to_graph_def(graph);
+    const proto::GraphDef def = to_graph_def(graph);
     std::string out;
     {
         google::protobuf::io::StringOutputStream stream(&out);

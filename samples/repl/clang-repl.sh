@@ -22,7 +22,7 @@ else
     echo "clang-repl.sh: no $build/libtapeflow.so and no installed tapeflow; build it first" >&2
     exit 1
 fi
-# LD_PRELOAD, not %lib: %lib only works on stdin. FMT_HEADER_ONLY: clang mangles a few of
-# libfmt's templates differently from g++, so the JIT compiles fmt itself instead of linking it.
-LD_PRELOAD=$lib${LD_PRELOAD:+:$LD_PRELOAD} exec "$repl" --Xcc=-std=c++20 --Xcc=-DFMT_HEADER_ONLY \
+# LD_PRELOAD, not %lib: %lib only works on stdin. No -DFMT_HEADER_ONLY: tapeflow's formatters
+# call no libfmt template that clang mangles differently from g++ (docs/repl.md).
+LD_PRELOAD=$lib${LD_PRELOAD:+:$LD_PRELOAD} exec "$repl" --Xcc=-std=c++20 \
     "${includes[@]}" --Xcc=-include --Xcc="$here/tapeflow_repl.hpp"

@@ -51,9 +51,9 @@ std::string read_file(const std::string& path) {
 }
 
 // The raw records of an event file, decoded as tensorflow.Event protobufs.
-std::vector<tensorflow::Event> raw_events(const std::string& path) {
+std::vector<tf::proto::Event> raw_events(const std::string& path) {
     tf::io::RecordFileReader reader(path, tf::io::Compression::none);
-    std::vector<tensorflow::Event> out;
+    std::vector<tf::proto::Event> out;
     while (auto rec = reader.next()) {
         out.emplace_back();
         REQUIRE(out.back().ParseFromString(*rec));
@@ -78,8 +78,8 @@ uint16_t le16(const std::string& s, std::size_t at) {
 // Regression: with bare file names ("tensor.proto") protobuf aborted at load time in any process
 // that also loads a library registering a file of that name (OpenCV's dnn, pulled in by LibTorch).
 TEST_CASE("the schemas are registered under tapeflow_proto/ file names", "[summary][proto]") {
-    for (const auto* d : {tensorflow::Event::descriptor(), tensorflow::GraphDef::descriptor(),
-                          tensorflow::Summary::descriptor(), tensorflow::TensorProto::descriptor()}) {
+    for (const auto* d : {tf::proto::Event::descriptor(), tf::proto::GraphDef::descriptor(),
+                          tf::proto::Summary::descriptor(), tf::proto::TensorProto::descriptor()}) {
         INFO(d->full_name());
         CHECK(d->file()->name().rfind("tapeflow_proto/", 0) == 0);
     }
@@ -119,8 +119,8 @@ TEST_CASE("golden records, byte for byte", "[summary][golden]") {
     const std::string file = read_file(writer.path());
     CHECK(file.find(framed) != std::string::npos);
 
-    tensorflow::AudioPluginData audio;
-    audio.set_encoding(tensorflow::AudioPluginData::WAV);
+    tf::proto::AudioPluginData audio;
+    audio.set_encoding(tf::proto::AudioPluginData::WAV);
     CHECK(hex(audio.SerializeAsString()) == "100b");
 }
 
@@ -209,14 +209,14 @@ TEST_CASE("the wire form of each kind is what TensorBoard expects", "[summary][w
     const auto& h = events[1].summary().value(0);
     CHECK(h.metadata().plugin_data().plugin_name() == "histograms");
     CHECK(h.metadata().plugin_data().content().empty());
-    CHECK(h.tensor().dtype() == tensorflow::DT_DOUBLE);
+    CHECK(h.tensor().dtype() == tf::proto::DT_DOUBLE);
     CHECK(h.tensor().tensor_shape().dim(0).size() == 30);
     CHECK(h.tensor().tensor_shape().dim(1).size() == 3);
     CHECK(h.tensor().tensor_content().size() == 30 * 3 * 8);
 
     const auto& img = events[2].summary().value(0);
     CHECK(img.metadata().plugin_data().plugin_name() == "images");
-    CHECK(img.tensor().dtype() == tensorflow::DT_STRING);
+    CHECK(img.tensor().dtype() == tf::proto::DT_STRING);
     CHECK(img.tensor().tensor_shape().dim(0).size() == 5);  // W, H + 3 images
     CHECK(img.tensor().string_val_size() == 5);
 
@@ -459,7 +459,7 @@ TEST_CASE("graph events hold a GraphDef with scoped node names", "[summary][grap
     const auto events = tf::summary::summary_iterator(writer.path());
     REQUIRE(events.size() == 2);
     CHECK(events[1].step == 0);
-    tensorflow::GraphDef def;
+    tf::proto::GraphDef def;
     REQUIRE(def.ParseFromString(events[1].graph_def));
     REQUIRE(static_cast<std::size_t>(def.node_size()) == g.num_nodes());
     std::vector<std::string> names;
@@ -469,7 +469,7 @@ TEST_CASE("graph events hold a GraphDef with scoped node names", "[summary][grap
     CHECK(std::find(names.begin(), names.end(), "dense/Sigmoid") != names.end());
     const auto& mm = *std::find_if(
         def.node().begin(), def.node().end(), [](const auto& n) { return n.op() == "MatMul"; });
-    CHECK(mm.attr().at("T").type() == tensorflow::DT_FLOAT);
+    CHECK(mm.attr().at("T").type() == tf::proto::DT_FLOAT);
     CHECK(mm.attr().at("_output_shapes").list().shape(0).dim(0).size() == 2);
     CHECK(mm.input_size() == 2);
     CHECK(def.versions().producer() == 1);
@@ -557,7 +557,7 @@ TEST_CASE("damaged Event payloads with valid framing never crash the reader",
 }
 
 TEST_CASE("legacy TF1 values decode as TensorBoard converts them", "[summary][legacy]") {
-    tensorflow::Event e;
+    tf::proto::Event e;
     e.set_step(3);
     auto* scalar = e.mutable_summary()->add_value();
     scalar->set_tag("old_loss");

@@ -5,6 +5,9 @@
 #include <variant>
 
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow {
 
@@ -41,3 +44,5 @@ private:
 };
 
 }  // namespace tapeflow
+
+TAPEFLOW_API_END

@@ -10,6 +10,9 @@
 #include <tapeflow/autograd/graph.hpp>
 #include <tapeflow/autograd/variable.hpp>
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow {
 
@@ -130,3 +133,5 @@ Tensor custom_gradient(const std::vector<Tensor>& inputs,
                            backward);
 
 }  // namespace tapeflow
+
+TAPEFLOW_API_END

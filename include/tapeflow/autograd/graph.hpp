@@ -9,6 +9,9 @@
 
 #include <tapeflow/core/dtype.hpp>
 #include <tapeflow/core/shape.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow {
 
@@ -39,3 +42,5 @@ private:
 std::string tf_datatype_name(DType dtype);
 
 }  // namespace tapeflow
+
+TAPEFLOW_API_END

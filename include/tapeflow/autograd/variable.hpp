@@ -13,6 +13,9 @@
 
 #include <tapeflow/autograd/gradient.hpp>
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow {
 
@@ -135,3 +138,5 @@ private:
 Variable get_variable(std::string_view name, const GetVariableOptions& options = {});
 
 }  // namespace tapeflow
+
+TAPEFLOW_API_END

@@ -6,6 +6,9 @@
 #include <string_view>
 
 #include <tapeflow/core/fmt_support.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow {
 
@@ -71,6 +74,8 @@ template <>
 struct fmt::formatter<tapeflow::Device> : tapeflow::detail::StrFormatter {
     template <class Ctx>
     auto format(const tapeflow::Device& v, Ctx& ctx) const {
-        return fmt::format_to(ctx.out(), "{}", v.str());
+        return write(v.str(), ctx);
     }
 };
+
+TAPEFLOW_API_END

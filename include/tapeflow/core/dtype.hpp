@@ -10,6 +10,9 @@
 #include <tapeflow/core/fmt_support.hpp>
 
 #include <tapeflow/core/half.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow {
 
@@ -69,6 +72,8 @@ template <>
 struct fmt::formatter<tapeflow::DType> : tapeflow::detail::StrFormatter {
     template <class Ctx>
     auto format(const tapeflow::DType& v, Ctx& ctx) const {
-        return fmt::format_to(ctx.out(), "{}", tapeflow::dtype_name(v));
+        return write(tapeflow::dtype_name(v), ctx);
     }
 };
+
+TAPEFLOW_API_END

@@ -4,6 +4,9 @@
 
 #include <stdexcept>
 #include <string>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::errors {
 
@@ -85,3 +88,5 @@ TAPEFLOW_DEFINE_ERROR(RuntimeError, Code::failed_precondition);
 #undef TAPEFLOW_DEFINE_ERROR
 
 }  // namespace tapeflow::errors
+
+TAPEFLOW_API_END

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow {
 
@@ -34,3 +37,5 @@ struct BFloat16 {
 };
 
 }  // namespace tapeflow
+
+TAPEFLOW_API_END

@@ -10,6 +10,9 @@
 #include <fmt/core.h>
 
 #include <tapeflow/core/error.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::logging {
 
@@ -56,3 +59,5 @@ template <class... Args>
 }
 
 }  // namespace tapeflow::logging
+
+TAPEFLOW_API_END

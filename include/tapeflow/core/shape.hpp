@@ -7,6 +7,9 @@
 #include <vector>
 
 #include <tapeflow/core/fmt_support.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow {
 
@@ -52,6 +55,8 @@ template <>
 struct fmt::formatter<tapeflow::Shape> : tapeflow::detail::StrFormatter {
     template <class Ctx>
     auto format(const tapeflow::Shape& v, Ctx& ctx) const {
-        return fmt::format_to(ctx.out(), "{}", v.str());
+        return write(v.str(), ctx);
     }
 };
+
+TAPEFLOW_API_END

@@ -7,6 +7,9 @@
 #include <memory>
 
 #include <tapeflow/core/device.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow {
 
@@ -80,3 +83,5 @@ private:
 };
 
 }  // namespace tapeflow
+
+TAPEFLOW_API_END

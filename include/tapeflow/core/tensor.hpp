@@ -15,6 +15,9 @@
 #include <tapeflow/core/dtype.hpp>
 #include <tapeflow/core/shape.hpp>
 #include <tapeflow/core/storage.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow {
 
@@ -133,6 +136,8 @@ template <>
 struct fmt::formatter<tapeflow::Tensor> : tapeflow::detail::StrFormatter {
     template <class Ctx>
     auto format(const tapeflow::Tensor& v, Ctx& ctx) const {
-        return fmt::format_to(ctx.out(), "{}", v.str());
+        return write(v.str(), ctx);
     }
 };
+
+TAPEFLOW_API_END

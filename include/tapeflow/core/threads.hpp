@@ -2,6 +2,10 @@
 // conv slices, the optimizers' fused updates). OpenBLAS follows it inside tapeflow's kernels.
 #pragma once
 
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
+
 namespace tapeflow {
 
 /// Threads the CPU kernels use: the last set_num_threads, else OMP_NUM_THREADS, else the cores.
@@ -14,3 +18,5 @@ int num_threads();
 void set_num_threads(int n);
 
 }  // namespace tapeflow
+
+TAPEFLOW_API_END

@@ -8,6 +8,9 @@
 #include <vector>
 
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::io {
 
@@ -34,3 +37,5 @@ std::vector<Tensor> parse_example(const std::vector<std::string>& serialized,
                                   const std::vector<FixedLenFeature>& features);
 
 }  // namespace tapeflow::io
+
+TAPEFLOW_API_END

@@ -11,6 +11,9 @@
 #include <optional>
 #include <utility>
 #include <vector>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::data::detail {
 
@@ -129,3 +132,5 @@ private:
 };
 
 }  // namespace tapeflow::data::detail
+
+TAPEFLOW_API_END

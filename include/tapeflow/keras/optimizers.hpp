@@ -11,6 +11,9 @@
 #include <vector>
 
 #include <tapeflow/train/optimizer.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::keras::optimizers {
 
@@ -273,3 +276,5 @@ private:
 #undef TAPEFLOW_KERAS_COMMON_OPTIONS
 
 }  // namespace tapeflow::keras::optimizers
+
+TAPEFLOW_API_END

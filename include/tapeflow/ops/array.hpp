@@ -10,6 +10,9 @@
 
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/ops/math.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow {
 
@@ -106,3 +109,5 @@ Tensor stop_gradient(const Tensor& x);
 Tensor shape(const Tensor& x);
 
 }  // namespace tapeflow
+
+TAPEFLOW_API_END

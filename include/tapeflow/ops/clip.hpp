@@ -10,6 +10,9 @@
 #include <tapeflow/autograd/gradient.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/ops/math.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow {
 
@@ -57,3 +60,5 @@ std::pair<std::vector<Gradient>, Tensor> clip_by_global_norm(const std::vector<G
 }
 
 }  // namespace tapeflow
+
+TAPEFLOW_API_END

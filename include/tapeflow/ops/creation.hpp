@@ -8,6 +8,9 @@
 #include <vector>
 
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow {
 
@@ -115,3 +118,5 @@ Tensor identity(const Tensor& x);
 Tensor cast(const Tensor& x, DType dtype);
 
 }  // namespace tapeflow
+
+TAPEFLOW_API_END

@@ -10,6 +10,9 @@
 #include <vector>
 
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow {
 
@@ -212,3 +215,5 @@ using tapeflow::matmul;
 }  // namespace linalg
 
 }  // namespace tapeflow
+
+TAPEFLOW_API_END

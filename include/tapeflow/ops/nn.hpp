@@ -13,6 +13,9 @@
 
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/ops/math.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow {
 
@@ -117,3 +120,5 @@ Tensor mean_squared_error(const Tensor& labels, const Tensor& predictions);
 
 }  // namespace losses
 }  // namespace tapeflow
+
+TAPEFLOW_API_END

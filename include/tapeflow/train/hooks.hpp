@@ -13,6 +13,9 @@
 
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/train/monitored_session.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::train {
 
@@ -175,3 +178,5 @@ private:
 };
 
 }  // namespace tapeflow::train
+
+TAPEFLOW_API_END

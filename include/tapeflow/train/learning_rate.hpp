@@ -8,6 +8,9 @@
 #include <optional>
 #include <type_traits>
 #include <vector>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::train {
 
@@ -119,3 +122,5 @@ struct CosineDecayRestarts {
 };
 
 }  // namespace tapeflow::train
+
+TAPEFLOW_API_END

@@ -13,6 +13,9 @@
 
 #include <tapeflow/autograd/variable.hpp>
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::train {
 
@@ -107,3 +110,5 @@ private:
 };
 
 }  // namespace tapeflow::train
+
+TAPEFLOW_API_END

@@ -10,6 +10,9 @@
 #include <vector>
 
 #include <tapeflow/autograd/variable.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::train {
 
@@ -68,3 +71,5 @@ private:
 };
 
 }  // namespace tapeflow::train
+
+TAPEFLOW_API_END

@@ -16,6 +16,9 @@
 #include <tapeflow/autograd/gradient_tape.hpp>
 #include <tapeflow/autograd/variable.hpp>
 #include <tapeflow/train/learning_rate.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::train {
 
@@ -144,3 +147,5 @@ void check_learning_rate(const LearningRate& learning_rate);
 void check_loss(const Tensor& loss);
 
 }  // namespace tapeflow::train
+
+TAPEFLOW_API_END

@@ -8,6 +8,9 @@
 #include <string>
 
 #include <tapeflow/train/optimizer.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::train {
 
@@ -209,3 +212,5 @@ private:
 };
 
 }  // namespace tapeflow::train
+
+TAPEFLOW_API_END

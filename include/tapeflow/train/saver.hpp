@@ -15,6 +15,9 @@
 #include <tapeflow/autograd/variable.hpp>
 #include <tapeflow/core/shape.hpp>
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::train {
 
@@ -104,3 +107,5 @@ Tensor load_variable(const std::string& path, const std::string& name);
 std::optional<int64_t> checkpoint_global_step(const std::string& path);
 
 }  // namespace tapeflow::train
+
+TAPEFLOW_API_END

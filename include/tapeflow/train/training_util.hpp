@@ -6,6 +6,9 @@
 #include <optional>
 
 #include <tapeflow/autograd/variable.hpp>
+#include <tapeflow/core/export.hpp>
+
+TAPEFLOW_API_BEGIN
 
 namespace tapeflow::train {
 
@@ -20,3 +23,5 @@ Variable get_or_create_global_step();
 int64_t global_step(const Variable& step);
 
 }  // namespace tapeflow::train
+
+TAPEFLOW_API_END

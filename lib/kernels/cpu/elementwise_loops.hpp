@@ -78,7 +78,7 @@ constexpr DTypeSet dtypes_of(TypeSet k) {
 /// Reached only if the registry let through a dtype the kernel was not registered for.
 [[noreturn]] void throw_bad_dtype(const KernelContext& ctx, DType dtype);
 /// A broadcast with more than kMaxDims dimensions after merging.
-[[noreturn]] void throw_too_many_dims(const KernelContext& ctx);
+[[noreturn]] TAPEFLOW_PLUGIN_API void throw_too_many_dims(const KernelContext& ctx);
 
 /// Registration of the kernels of binary_cpu.cpp, unary_cpu.cpp and compare_cpu.cpp (called by
 /// register_elementwise_cpu).
