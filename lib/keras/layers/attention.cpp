@@ -10,6 +10,7 @@
 #include <tapeflow/ops/array.hpp>
 #include <tapeflow/ops/creation.hpp>
 #include <tapeflow/ops/math.hpp>
+#include <tapeflow/ops/attention.hpp>
 #include <tapeflow/ops/nn.hpp>
 
 namespace tapeflow::keras::layers {

@@ -8,6 +8,7 @@
 #include <tapeflow/keras/layers/normalization.hpp>
 #include <tapeflow/ops/array.hpp>
 #include <tapeflow/ops/math.hpp>
+#include <tapeflow/ops/attention.hpp>
 #include <tapeflow/ops/nn.hpp>
 
 namespace tapeflow::keras::layers {
