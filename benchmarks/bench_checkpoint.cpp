@@ -85,7 +85,8 @@ void BM_plain_write(benchmark::State& state) {
     const std::string path = folder() + "/plain.bin";
     for (auto _ : state) {
         std::FILE* f = std::fopen(path.c_str(), "wb");
-        for (const auto& v : vars) std::fwrite(v.value().raw_data(), 1, kElements * 4, f);
+        for (const auto& v : vars)
+            std::fwrite(v.value().raw_data(), 1, kElements * 4, f);
         std::fclose(f);
     }
     state.SetBytesProcessed(state.iterations() * kBytes);
@@ -95,7 +96,8 @@ void BM_plain_read(benchmark::State& state) {
     auto vars = make_variables();
     const std::string path = folder() + "/plain_read.bin";
     std::FILE* out = std::fopen(path.c_str(), "wb");
-    for (const auto& v : vars) std::fwrite(v.value().raw_data(), 1, kElements * 4, out);
+    for (const auto& v : vars)
+        std::fwrite(v.value().raw_data(), 1, kElements * 4, out);
     std::fclose(out);
     std::vector<char> bytes(kBytes);
     for (auto _ : state) {

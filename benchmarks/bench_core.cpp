@@ -8,27 +8,31 @@ namespace tf = tapeflow;
 
 // One tiny op end to end: the floor every op call pays.
 static void BM_FillOneElement(benchmark::State& state) {
-    for (auto _ : state) benchmark::DoNotOptimize(tf::zeros({1}));
+    for (auto _ : state)
+        benchmark::DoNotOptimize(tf::zeros({1}));
 }
 BENCHMARK(BM_FillOneElement);
 
 static void BM_CastFloatToDouble(benchmark::State& state) {
     auto x = tf::ones({state.range(0)});
-    for (auto _ : state) benchmark::DoNotOptimize(x.cast(tf::float64));
+    for (auto _ : state)
+        benchmark::DoNotOptimize(x.cast(tf::float64));
     state.SetBytesProcessed(state.iterations() * state.range(0) * (4 + 8));
 }
 BENCHMARK(BM_CastFloatToDouble)->Arg(1 << 16)->Arg(1 << 24)->UseRealTime();
 
 static void BM_RandomNormal(benchmark::State& state) {
     tf::random::set_seed(1);
-    for (auto _ : state) benchmark::DoNotOptimize(tf::random::normal({state.range(0)}));
+    for (auto _ : state)
+        benchmark::DoNotOptimize(tf::random::normal({state.range(0)}));
     state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 BENCHMARK(BM_RandomNormal)->Arg(1 << 16)->Arg(1 << 24)->UseRealTime();
 
 static void BM_RandomUniform(benchmark::State& state) {
     tf::random::set_seed(1);
-    for (auto _ : state) benchmark::DoNotOptimize(tf::random::uniform({state.range(0)}));
+    for (auto _ : state)
+        benchmark::DoNotOptimize(tf::random::uniform({state.range(0)}));
     state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 BENCHMARK(BM_RandomUniform)->Arg(1 << 24)->UseRealTime();
@@ -40,7 +44,8 @@ static void BM_SameNamedVariables(benchmark::State& state) {
     for (auto _ : state) {
         std::vector<tf::Variable> vars;
         vars.reserve(static_cast<std::size_t>(state.range(0)));
-        for (int64_t i = 0; i < state.range(0); ++i) vars.emplace_back(init);
+        for (int64_t i = 0; i < state.range(0); ++i)
+            vars.emplace_back(init);
         benchmark::DoNotOptimize(vars.back().name());
     }
     state.SetItemsProcessed(state.iterations() * state.range(0));

@@ -31,7 +31,8 @@ namespace tf = tapeflow;
 namespace {
 
 double now_s() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
 }
 
 // Best of `reps` timings of `iters` calls of f, synchronizing tapeflow's stream around each timing.
@@ -41,7 +42,8 @@ double time_op(const std::function<void()>& f, int iters, int reps = 3) {
     double best = 1e30;
     for (int r = 0; r < reps; ++r) {
         const double t0 = now_s();
-        for (int i = 0; i < iters; ++i) f();
+        for (int i = 0; i < iters; ++i)
+            f();
         tf::cuda_synchronize(0);
         best = std::min(best, (now_s() - t0) / iters);
     }
@@ -89,15 +91,33 @@ double cublas_direct(int n, cudaDataType_t type, const void* a, const void* b, i
     cublasCreate(&h);
     const float one = 1, zero = 0;
     auto run = [&] {
-        cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, b, type, n, a, type, n, &zero, c, type, n,
-                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        cublasGemmEx(h,
+                     CUBLAS_OP_N,
+                     CUBLAS_OP_N,
+                     n,
+                     n,
+                     n,
+                     &one,
+                     b,
+                     type,
+                     n,
+                     a,
+                     type,
+                     n,
+                     &zero,
+                     c,
+                     type,
+                     n,
+                     CUBLAS_COMPUTE_32F,
+                     CUBLAS_GEMM_DEFAULT);
     };
     run();
     check(cudaDeviceSynchronize(), "cublasGemmEx");
     double best = 1e30;
     for (int r = 0; r < 3; ++r) {
         const double t0 = now_s();
-        for (int i = 0; i < reps; ++i) run();
+        for (int i = 0; i < reps; ++i)
+            run();
         cudaDeviceSynchronize();
         best = std::min(best, (now_s() - t0) / reps);
     }
@@ -132,9 +152,11 @@ struct MlpStep {
             h = tf::nn::bias_add(tf::matmul(h, vars[2 * l]), vars[2 * l + 1]);
             if (l < 2) h = tf::nn::relu(h);
         }
-        const tf::Tensor loss = tf::reduce_mean(tf::nn::sparse_softmax_cross_entropy_with_logits(labels, h));
+        const tf::Tensor loss =
+            tf::reduce_mean(tf::nn::sparse_softmax_cross_entropy_with_logits(labels, h));
         const std::vector<tf::Gradient> grads = tape.gradient(loss, vars);
-        for (std::size_t i = 0; i < vars.size(); ++i) vars[i].assign_sub(grads[i].dense() * 0.01f);
+        for (std::size_t i = 0; i < vars.size(); ++i)
+            vars[i].assign_sub(grads[i].dense() * 0.01f);
     }
 };
 
@@ -147,12 +169,16 @@ void mlp_benchmark(bool quick) {
     for (int r = 0; r < 3; ++r) {
         const int iters = quick ? 2 : 10;
         const double t0 = now_s();
-        for (int i = 0; i < iters; ++i) cpu();
+        for (int i = 0; i < iters; ++i)
+            cpu();
         t_cpu = std::min(t_cpu, (now_s() - t0) / iters);
     }
-    std::printf("train_step mlp_784_512_512_10 batch128 (gradient descent via assign_sub, not Adam): "
-                "GPU %.3f ms | CPU %.3f ms | speedup %.1fx (goal >= 10x)\n",
-                t_gpu * 1e3, t_cpu * 1e3, t_cpu / t_gpu);
+    std::printf(
+        "train_step mlp_784_512_512_10 batch128 (gradient descent via assign_sub, not Adam): "
+        "GPU %.3f ms | CPU %.3f ms | speedup %.1fx (goal >= 10x)\n",
+        t_gpu * 1e3,
+        t_cpu * 1e3,
+        t_cpu / t_gpu);
 }
 
 // One fused Adam update (ResourceApplyAdam) of a 10M-float variable on the GPU and on the CPU:
@@ -169,7 +195,8 @@ void adam_benchmark(bool quick, double copy_gbs) {
             double best = 1e30;
             for (int r = 0; r < 3; ++r) {
                 const double t0 = now_s();
-                for (int i = 0; i < iters; ++i) opt.apply_gradients({{g, p}});
+                for (int i = 0; i < iters; ++i)
+                    opt.apply_gradients({{g, p}});
                 best = std::min(best, (now_s() - t0) / iters);
             }
             return best;
@@ -179,9 +206,14 @@ void adam_benchmark(bool quick, double copy_gbs) {
     const double t_gpu = step_time(tf::Device::cuda(0), quick ? 10 : 100);
     const double t_cpu = step_time(tf::Device::cpu(), quick ? 2 : 5);
     const double gbs = 28.0 * static_cast<double>(n) / t_gpu / 1e9;
-    std::printf("train_step adam_update_10M float32: GPU %.3f ms (%.0f GB/s, %.1f%% of copy) | "
-                "CPU %.3f ms | speedup %.1fx\n",
-                t_gpu * 1e3, gbs, 100 * gbs / copy_gbs, t_cpu * 1e3, t_cpu / t_gpu);
+    std::printf(
+        "train_step adam_update_10M float32: GPU %.3f ms (%.0f GB/s, %.1f%% of copy) | "
+        "CPU %.3f ms | speedup %.1fx\n",
+        t_gpu * 1e3,
+        gbs,
+        100 * gbs / copy_gbs,
+        t_cpu * 1e3,
+        t_cpu / t_gpu);
 }
 
 // Fused attention (B=8, T=S=1024, N=16, H=64; causal off) forward and forward + backward in
@@ -194,7 +226,8 @@ void transformer_benchmark(bool quick, double copy_gbs) {
         const tf::Tensor q = tf::cast(tf::random::normal({b, t, n, h}), dtype);
         const tf::Tensor k = tf::cast(tf::random::normal({b, t, n, h}), dtype);
         const tf::Tensor v = tf::cast(tf::random::normal({b, t, n, h}), dtype);
-        const double fwd = time_op([&] { (void)tf::nn::dot_product_attention(q, k, v); }, quick ? 2 : 10);
+        const double fwd =
+            time_op([&] { (void)tf::nn::dot_product_attention(q, k, v); }, quick ? 2 : 10);
         const double step = time_op(
             [&] {
                 tf::GradientTape tape;
@@ -204,12 +237,21 @@ void transformer_benchmark(bool quick, double copy_gbs) {
             },
             quick ? 2 : 10);
         const double peak = dtype == tf::float32 ? 67e12 : 989e12;
-        std::printf("attention B%lld T%lld N%lld H%lld %-8s forward %7.3f ms %6.1f TFLOP/s (%.1f%% of peak) | "
-                    "fwd+bwd %7.3f ms %6.1f TFLOP/s (%.1f%% of peak; goal >= 50%%)\n",
-                    static_cast<long long>(b), static_cast<long long>(t), static_cast<long long>(n),
-                    static_cast<long long>(h), std::string(tf::dtype_name(dtype)).c_str(), fwd * 1e3,
-                    fwd_flops / fwd / 1e12, 100 * fwd_flops / fwd / peak, step * 1e3,
-                    3.5 * fwd_flops / step / 1e12, 100 * 3.5 * fwd_flops / step / peak);
+        std::printf(
+            "attention B%lld T%lld N%lld H%lld %-8s forward %7.3f ms %6.1f TFLOP/s (%.1f%% of "
+            "peak) | "
+            "fwd+bwd %7.3f ms %6.1f TFLOP/s (%.1f%% of peak; goal >= 50%%)\n",
+            static_cast<long long>(b),
+            static_cast<long long>(t),
+            static_cast<long long>(n),
+            static_cast<long long>(h),
+            std::string(tf::dtype_name(dtype)).c_str(),
+            fwd * 1e3,
+            fwd_flops / fwd / 1e12,
+            100 * fwd_flops / fwd / peak,
+            step * 1e3,
+            3.5 * fwd_flops / step / 1e12,
+            100 * 3.5 * fwd_flops / step / peak);
     }
     const int64_t rows = quick ? 2048 : 16384, cols = 1024;
     const tf::Tensor x = tf::random::normal({rows, cols});
@@ -225,7 +267,10 @@ void transformer_benchmark(bool quick, double copy_gbs) {
         quick ? 3 : 20);
     const double gbs = 5.0 * static_cast<double>(rows * cols) * 4 / t_ln / 1e9;
     std::printf("layer_norm fwd+bwd [%lld, %lld] float32: %.3f ms (%.0f GB/s, %.1f%% of copy)\n",
-                static_cast<long long>(rows), static_cast<long long>(cols), t_ln * 1e3, gbs,
+                static_cast<long long>(rows),
+                static_cast<long long>(cols),
+                t_ln * 1e3,
+                gbs,
                 100 * gbs / copy_gbs);
 }
 
@@ -239,13 +284,16 @@ int run(int argc, char** argv) {
     }
     cudaDeviceProp prop{};
     cudaGetDeviceProperties(&prop, 0);
-    std::printf("device: %s, %d SMs, %.1f GiB\n", prop.name, prop.multiProcessorCount,
+    std::printf("device: %s, %d SMs, %.1f GiB\n",
+                prop.name,
+                prop.multiProcessorCount,
                 static_cast<double>(prop.totalGlobalMem) / (1 << 30));
 
     const int64_t n = quick ? (int64_t{1} << 24) : (int64_t{1} << 28);  // 256M floats = 1 GiB
     const double bytes1 = static_cast<double>(n) * 4;
     const double copy_gbs = copy_bandwidth(static_cast<std::size_t>(bytes1));
-    std::printf("copy_d2d: %.0f GB/s (cudaMemcpy, %lld floats)\n", copy_gbs, static_cast<long long>(n));
+    std::printf(
+        "copy_d2d: %.0f GB/s (cudaMemcpy, %lld floats)\n", copy_gbs, static_cast<long long>(n));
 
     auto scope = tf::device(tf::Device::cuda(0));
     tf::random::set_seed(1);
@@ -258,21 +306,59 @@ int run(int argc, char** argv) {
         std::function<void()> f;
     };
     const Ew cases[] = {
-        {"add", 3 * bytes1, [&] { (void)(x + y); }},
-        {"multiply_scalar", 2 * bytes1, [&] { (void)(x * 2.f); }},
-        {"exp", 2 * bytes1, [&] { (void)tf::exp(x); }},
-        {"add_broadcast_column", 2 * bytes1, [&] { (void)(tf::reshape(x, {n / 4096, 4096}) + col); }},
-        {"cast_f32_bf16", 1.5 * bytes1, [&] { (void)tf::cast(x, tf::bfloat16); }},
-        {"reduce_sum", bytes1, [&] { (void)tf::reduce_sum(x); }},
-        {"reduce_sum_rows", bytes1, [&] { (void)tf::reduce_sum(tf::reshape(x, {n / 4096, 4096}), 1); }},
-        {"transpose_2d", 2 * bytes1, [&] { (void)tf::transpose(tf::reshape(x, {n / 4096, 4096})); }},
-        {"transpose_batched", 2 * bytes1,
-         [&] { (void)tf::transpose(tf::reshape(x, {n / (1024 * 512), 1024, 512}), {0, 2, 1}); }},
+        {"add",
+         3 * bytes1,
+         [&] {
+             (void)(x + y);
+         }},
+        {"multiply_scalar",
+         2 * bytes1,
+         [&] {
+             (void)(x * 2.f);
+         }},
+        {"exp",
+         2 * bytes1,
+         [&] {
+             (void)tf::exp(x);
+         }},
+        {"add_broadcast_column",
+         2 * bytes1,
+         [&] {
+             (void)(tf::reshape(x, {n / 4096, 4096}) + col);
+         }},
+        {"cast_f32_bf16",
+         1.5 * bytes1,
+         [&] {
+             (void)tf::cast(x, tf::bfloat16);
+         }},
+        {"reduce_sum",
+         bytes1,
+         [&] {
+             (void)tf::reduce_sum(x);
+         }},
+        {"reduce_sum_rows",
+         bytes1,
+         [&] {
+             (void)tf::reduce_sum(tf::reshape(x, {n / 4096, 4096}), 1);
+         }},
+        {"transpose_2d",
+         2 * bytes1,
+         [&] {
+             (void)tf::transpose(tf::reshape(x, {n / 4096, 4096}));
+         }},
+        {"transpose_batched",
+         2 * bytes1,
+         [&] {
+             (void)tf::transpose(tf::reshape(x, {n / (1024 * 512), 1024, 512}), {0, 2, 1});
+         }},
     };
     for (const Ew& e : cases) {
         const double t = time_op(e.f, quick ? 5 : 10);
         const double gbs = e.bytes / t / 1e9;
-        std::printf("elementwise %-22s %8.3f ms  %6.0f GB/s  %5.1f%% of copy\n", e.name, t * 1e3, gbs,
+        std::printf("elementwise %-22s %8.3f ms  %6.0f GB/s  %5.1f%% of copy\n",
+                    e.name,
+                    t * 1e3,
+                    gbs,
                     100 * gbs / copy_gbs);
     }
 
@@ -282,19 +368,27 @@ int run(int argc, char** argv) {
         const tf::Tensor b = tf::cast(tf::random::uniform({m, m}), dtype);
         const int reps = quick ? 3 : 10;
         const double t = time_op([&] { (void)tf::matmul(a, b); }, reps);
-        const double direct = cublas_direct(m, dtype == tf::float32 ? CUDA_R_32F : CUDA_R_16BF,
-                                            a.raw_data(), b.raw_data(), reps);
+        const double direct = cublas_direct(
+            m, dtype == tf::float32 ? CUDA_R_32F : CUDA_R_16BF, a.raw_data(), b.raw_data(), reps);
         const double flops = 2.0 * m * m * m;
-        std::printf("matmul %d %-8s tapeflow %7.3f ms %6.1f TFLOP/s | cuBLAS direct %7.3f ms %6.1f TFLOP/s | ratio %.3f\n",
-                    m, std::string(tf::dtype_name(dtype)).c_str(), t * 1e3, flops / t / 1e12, direct * 1e3,
-                    flops / direct / 1e12, direct / t);
+        std::printf(
+            "matmul %d %-8s tapeflow %7.3f ms %6.1f TFLOP/s | cuBLAS direct %7.3f ms %6.1f TFLOP/s "
+            "| ratio %.3f\n",
+            m,
+            std::string(tf::dtype_name(dtype)).c_str(),
+            t * 1e3,
+            flops / t / 1e12,
+            direct * 1e3,
+            flops / direct / 1e12,
+            direct / t);
     }
 
     const tf::Tensor one = tf::ones({1});
     const int iters = quick ? 2000 : 20000;
     const double per_op = time_op([&] { (void)(one + one); }, iters);
-    std::printf("launch_overhead add_1_element: %.2f us per op (host-side, back to back, then one sync)\n",
-                per_op * 1e6);
+    std::printf(
+        "launch_overhead add_1_element: %.2f us per op (host-side, back to back, then one sync)\n",
+        per_op * 1e6);
     {  // the floor: one launch of a 1-element kernel per op, no engine (cuda/launch.hpp directly)
         void* buf = nullptr;
         check(cudaMalloc(&buf, 16), "cudaMalloc");
@@ -310,15 +404,18 @@ int run(int argc, char** argv) {
         double best = 1e30;
         for (int r = 0; r < 3; ++r) {
             const double t0 = now_s();
-            for (int i = 0; i < iters; ++i) (void)(one_cpu + one_cpu);
+            for (int i = 0; i < iters; ++i)
+                (void)(one_cpu + one_cpu);
             best = std::min(best, (now_s() - t0) / iters);
         }
-        std::printf("launch_overhead add_1_element_cpu: %.2f us per op (the engine without a launch)\n",
-                    best * 1e6);
+        std::printf(
+            "launch_overhead add_1_element_cpu: %.2f us per op (the engine without a launch)\n",
+            best * 1e6);
     }
     const double per_sync = time_op([&] { (void)(one + one).item<float>(); }, quick ? 200 : 2000);
-    std::printf("launch_overhead add_1_element_then_read: %.2f us per op (includes a device->host copy)\n",
-                per_sync * 1e6);
+    std::printf(
+        "launch_overhead add_1_element_then_read: %.2f us per op (includes a device->host copy)\n",
+        per_sync * 1e6);
     mlp_benchmark(quick);
     adam_benchmark(quick, copy_gbs);
     transformer_benchmark(quick, copy_gbs);

@@ -2,11 +2,12 @@
 // y = tanh(x W + b) for x [1, 256] (y [1, 256]) and the batch_jacobian of the same layer on a batch
 // x [64, 32]; each vectorized (one backward walk, docs/autograd.md "How jacobians are computed")
 // and looped (one walk per target element / column: the "*_loop" workloads). Forward included.
-//   build/benchmarks/bench_jacobian --benchmark_format=json > jac.json && benchmarks/compare.py jac.json
-#include <benchmark/benchmark.h>
-
+//   build/benchmarks/bench_jacobian --benchmark_format=json > jac.json && benchmarks/compare.py
+//   jac.json
 #include <cmath>
 #include <string>
+
+#include <benchmark/benchmark.h>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -18,9 +19,11 @@ namespace tf = tapeflow;
 
 namespace {
 
-void tanh_layer(benchmark::State& state, int64_t batch, int64_t n, bool per_example, bool vectorized) {
+void tanh_layer(
+    benchmark::State& state, int64_t batch, int64_t n, bool per_example, bool vectorized) {
     const tf::Tensor x = tf::random::normal({batch, n}, 0, 1, tf::float32, 1);
-    const tf::Tensor w = tf::random::normal({n, n}, 0, 1 / std::sqrt(static_cast<double>(n)), tf::float32, 2);
+    const tf::Tensor w =
+        tf::random::normal({n, n}, 0, 1 / std::sqrt(static_cast<double>(n)), tf::float32, 2);
     const tf::Tensor b = tf::random::normal({n}, 0, 0.1, tf::float32, 3);
     const tf::JacobianOptions options{.experimental_use_pfor = vectorized};
     for (auto _ : state) {
@@ -35,8 +38,8 @@ void tanh_layer(benchmark::State& state, int64_t batch, int64_t n, bool per_exam
     }
 }
 
-void register_case(const std::string& group, const std::string& name, int64_t batch, int64_t n,
-                   bool per_example) {
+void register_case(
+    const std::string& group, const std::string& name, int64_t batch, int64_t n, bool per_example) {
     for (const bool vectorized : {true, false}) {
         const std::string full = group + (vectorized ? "" : "_loop") + "/" + name + "/tapeflow";
         benchmark::RegisterBenchmark(full.c_str(), tanh_layer, batch, n, per_example, vectorized)

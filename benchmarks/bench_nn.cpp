@@ -27,13 +27,15 @@ void BM_tapeflow_conv_step(benchmark::State& state) {
     const std::vector<tf::Tensor> params = {w1, b1, w2, b2};
     for (auto _ : state) {
         tf::GradientTape tape;
-        for (const auto& p : params) tape.watch(p);
+        for (const auto& p : params)
+            tape.watch(p);
         const tf::Tensor h = tf::nn::relu(tf::nn::bias_add(tf::nn::conv2d(x, w1, 1, "VALID"), b1));
-        const tf::Tensor y = tf::reduce_mean(tf::nn::bias_add(tf::nn::conv2d(h, w2, 1, "VALID"), b2));
+        const tf::Tensor y =
+            tf::reduce_mean(tf::nn::bias_add(tf::nn::conv2d(h, w2, 1, "VALID"), b2));
         benchmark::DoNotOptimize(tape.gradient(y, params));
     }
-    state.counters["GFLOPS"] = benchmark::Counter(kConvStepFlops, benchmark::Counter::kIsIterationInvariantRate,
-                                                  benchmark::Counter::kIs1000);
+    state.counters["GFLOPS"] = benchmark::Counter(
+        kConvStepFlops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
 }  // namespace

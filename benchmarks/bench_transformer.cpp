@@ -5,16 +5,16 @@
 // torch::layer_norm and the STREAM triad (bytes it must move: x and y forward, dy, x and dx
 // backward); the training step of samples/transformer_model.hpp against the same model in
 // torch::nn (tokens/s).
-//   build/benchmarks/bench_transformer --benchmark_format=json > t.json && benchmarks/compare.py t.json
-#include <sys/wait.h>
-#include <unistd.h>
-
+//   build/benchmarks/bench_transformer --benchmark_format=json > t.json && benchmarks/compare.py
+//   t.json
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <random>
 
 #include <benchmark/benchmark.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -49,13 +49,16 @@ std::vector<tf::Gradient> attention_step(const AttentionInputs& in) {
     tf::GradientTape tape;
     tape.watch(std::vector<tf::Tensor>{in.q, in.k, in.v});
     const tf::Tensor y = tf::nn::dot_product_attention(in.q, in.k, in.v);
-    return tape.gradient(y, std::vector<tf::Tensor>{in.q, in.k, in.v}, {.output_gradients = {in.w}});
+    return tape.gradient(
+        y, std::vector<tf::Tensor>{in.q, in.k, in.v}, {.output_gradients = {in.w}});
 }
 
 void BM_attention(benchmark::State& state) {
     const AttentionInputs in = attention_inputs();
-    for (auto _ : state) benchmark::DoNotOptimize(attention_step(in));
-    state.counters["GFLOPS"] = benchmark::Counter(kAttentionFlops, benchmark::Counter::kIsIterationInvariantRate,
+    for (auto _ : state)
+        benchmark::DoNotOptimize(attention_step(in));
+    state.counters["GFLOPS"] = benchmark::Counter(kAttentionFlops,
+                                                  benchmark::Counter::kIsIterationInvariantRate,
                                                   benchmark::Counter::kIs1000);
 }
 
@@ -82,15 +85,18 @@ void BM_lm_train_step(benchmark::State& state) {
     std::mt19937 rng(1);
     std::uniform_int_distribution<int32_t> id(0, kVocab - 1);
     std::vector<int32_t> x(kBatch * tm::kContext), y(kBatch * tm::kContext);
-    for (auto& v : x) v = id(rng);
-    for (auto& v : y) v = id(rng);
+    for (auto& v : x)
+        v = id(rng);
+    for (auto& v : y)
+        v = id(rng);
     const tf::Tensor xs = tf::constant(x, {kBatch, tm::kContext});
     const tf::Tensor ys = tf::constant(y, {kBatch * tm::kContext});
     for (auto _ : state) {
-        benchmark::DoNotOptimize(optimizer.minimize([&] { return tm::loss_of(model, xs, ys); }).item<float>());
+        benchmark::DoNotOptimize(
+            optimizer.minimize([&] { return tm::loss_of(model, xs, ys); }).item<float>());
     }
-    state.counters["tokens_per_s"] = benchmark::Counter(static_cast<double>(kBatch * tm::kContext),
-                                                         benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["tokens_per_s"] = benchmark::Counter(
+        static_cast<double>(kBatch * tm::kContext), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // The RSS growth (MiB) of a forked child over one run of `work` (warm: run once before measuring
@@ -122,11 +128,13 @@ void measure_attention_memory() {
         benchmark::DoNotOptimize(attention_step(attention_inputs()));
         return true;
     });
-    const double torch = child_peak_growth([] { return torch_transformer_cases::attention_step(kB, kT, kN, kH); });
+    const double torch =
+        child_peak_growth([] { return torch_transformer_cases::attention_step(kB, kT, kN, kH); });
     benchmark::AddCustomContext("attention_peak_growth_MiB_tapeflow", fmt::format("{:.1f}", ours));
     std::fprintf(stderr, "attention fwd+bwd peak RSS growth: tapeflow %.1f MiB", ours);
     if (torch >= 0) {
-        benchmark::AddCustomContext("attention_peak_growth_MiB_libtorch", fmt::format("{:.1f}", torch));
+        benchmark::AddCustomContext("attention_peak_growth_MiB_libtorch",
+                                    fmt::format("{:.1f}", torch));
         std::fprintf(stderr, ", libtorch %.1f MiB (ratio %.2f)", torch, ours / torch);
     }
     std::fprintf(stderr, "\n");
@@ -154,8 +162,8 @@ int main(int argc, char** argv) {
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
     namespace tm = transformer_model;
-    torch_transformer_cases::register_transformer_step(kVocab, kBatch, tm::kLayers, tm::kHeads, tm::kWidth,
-                                                       tm::kContext);
+    torch_transformer_cases::register_transformer_step(
+        kVocab, kBatch, tm::kLayers, tm::kHeads, tm::kWidth, tm::kContext);
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     return 0;

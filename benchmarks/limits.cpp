@@ -2,11 +2,11 @@
 // touched once before timing, so page faults are not measured.
 #include "limits.hpp"
 
-#include <cblas.h>
-#include <omp.h>
-
 #include <cstdlib>
 #include <memory>
+
+#include <cblas.h>
+#include <omp.h>
 
 namespace limits {
 namespace {
@@ -19,7 +19,8 @@ using Buffer = std::unique_ptr<float[], FreeDeleter>;
 Buffer make(int64_t n, float value) {
     Buffer b(static_cast<float*>(std::aligned_alloc(64, ((n * 4 + 63) / 64) * 64)));
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) b[i] = value;
+    for (int64_t i = 0; i < n; ++i)
+        b[i] = value;
     return b;
 }
 
@@ -34,7 +35,8 @@ void BM_triad(benchmark::State& state) {
         const float* __restrict pa = a.get();
         const float* __restrict pb = b.get();
 #pragma omp parallel for schedule(static)
-        for (int64_t i = 0; i < n; ++i) pc[i] = pa[i] + s * pb[i];
+        for (int64_t i = 0; i < n; ++i)
+            pc[i] = pa[i] + s * pb[i];
         benchmark::ClobberMemory();
     }
     state.SetBytesProcessed(state.iterations() * n * 12);
@@ -47,7 +49,8 @@ void BM_read(benchmark::State& state) {
         float total = 0;
         const float* __restrict pa = a.get();
 #pragma omp parallel for simd schedule(static) reduction(+ : total)
-        for (int64_t i = 0; i < n; ++i) total += pa[i];
+        for (int64_t i = 0; i < n; ++i)
+            total += pa[i];
         benchmark::DoNotOptimize(total);
     }
     state.SetBytesProcessed(state.iterations() * n * 4);
@@ -55,13 +58,27 @@ void BM_read(benchmark::State& state) {
 
 void BM_sgemm(benchmark::State& state) {
     const int n = static_cast<int>(state.range(0));
-    Buffer a = make(int64_t{n} * n, 0.5f), b = make(int64_t{n} * n, 0.25f), c = make(int64_t{n} * n, 0.f);
+    Buffer a = make(int64_t{n} * n, 0.5f), b = make(int64_t{n} * n, 0.25f),
+           c = make(int64_t{n} * n, 0.f);
     for (auto _ : state) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.f, a.get(), n, b.get(), n, 0.f,
-                    c.get(), n);
+        cblas_sgemm(CblasRowMajor,
+                    CblasNoTrans,
+                    CblasNoTrans,
+                    n,
+                    n,
+                    n,
+                    1.f,
+                    a.get(),
+                    n,
+                    b.get(),
+                    n,
+                    0.f,
+                    c.get(),
+                    n);
         benchmark::ClobberMemory();
     }
-    state.counters["GFLOPS"] = benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate,
+    state.counters["GFLOPS"] = benchmark::Counter(2.0 * n * n * n,
+                                                  benchmark::Counter::kIsIterationInvariantRate,
                                                   benchmark::Counter::kIs1000);
 }
 

@@ -6,8 +6,8 @@
 
 namespace limits {
 
-void BM_triad(benchmark::State& state);   // c = a + s*b, 12 B/elem
-void BM_read(benchmark::State& state);    // sum of a, 4 B/elem
-void BM_sgemm(benchmark::State& state);   // n x n x n, GFLOPS counter
+void BM_triad(benchmark::State& state);  // c = a + s*b, 12 B/elem
+void BM_read(benchmark::State& state);   // sum of a, 4 B/elem
+void BM_sgemm(benchmark::State& state);  // n x n x n, GFLOPS counter
 
 }  // namespace limits

@@ -7,6 +7,7 @@ int main() {
     return rss_report::report([] {
         tapeflow::random::set_seed(1);
         train_models::Mlp m;
-        for (int i = 0; i < 100; ++i) m.step();
+        for (int i = 0; i < 100; ++i)
+            m.step();
     });
 }

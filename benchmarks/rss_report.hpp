@@ -2,14 +2,14 @@
 // growth over its start on stdout; bench_train runs it and reads the two numbers.
 #pragma once
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <optional>
 #include <string>
+
+#include <unistd.h>
 
 namespace rss_report {
 

@@ -2,9 +2,9 @@
 // Compiled as C++17 in its own library: LibTorch 1.13's headers predate C++20.
 #include "torch_cases.hpp"
 
-#include <benchmark/benchmark.h>
-
 #include <string>
+
+#include <benchmark/benchmark.h>
 
 #ifdef TAPEFLOW_BENCH_TORCH
 #include <torch/torch.h>
@@ -16,7 +16,8 @@ void add_1elem(benchmark::State& state) {
     torch::NoGradGuard no_grad;
     auto a = torch::ones({1});
     auto b = torch::ones({1});
-    for (auto _ : state) benchmark::DoNotOptimize(a + b);
+    for (auto _ : state)
+        benchmark::DoNotOptimize(a + b);
 }
 
 void add_chain(benchmark::State& state) {
@@ -24,7 +25,8 @@ void add_chain(benchmark::State& state) {
     for (auto _ : state) {
         auto x = torch::ones({1}, torch::requires_grad());
         auto y = x;
-        for (int i = 0; i < 100; ++i) y = y + b;
+        for (int i = 0; i < 100; ++i)
+            y = y + b;
         y.backward();
         benchmark::DoNotOptimize(x.grad());
     }
@@ -36,7 +38,8 @@ void mul_add(benchmark::State& state) {
     const int64_t n = state.range(0);
     auto a = torch::rand({n});
     auto b = torch::rand({n});
-    for (auto _ : state) benchmark::DoNotOptimize(a * b + a);
+    for (auto _ : state)
+        benchmark::DoNotOptimize(a * b + a);
     state.SetBytesProcessed(state.iterations() * n * 12);
 }
 
@@ -44,21 +47,24 @@ void exp_case(benchmark::State& state) {
     torch::NoGradGuard no_grad;
     const int64_t n = state.range(0);
     auto a = torch::rand({n});
-    for (auto _ : state) benchmark::DoNotOptimize(torch::exp(a));
+    for (auto _ : state)
+        benchmark::DoNotOptimize(torch::exp(a));
     state.SetBytesProcessed(state.iterations() * n * 8);
 }
 
 void sum_all(benchmark::State& state) {
     torch::NoGradGuard no_grad;
     auto a = torch::rand({int64_t{1} << 24});
-    for (auto _ : state) benchmark::DoNotOptimize(a.sum());
+    for (auto _ : state)
+        benchmark::DoNotOptimize(a.sum());
     state.SetBytesProcessed(state.iterations() * (int64_t{1} << 24) * 4);
 }
 
 void sum_axis1(benchmark::State& state) {
     torch::NoGradGuard no_grad;
     auto a = torch::rand({4096, 4096});
-    for (auto _ : state) benchmark::DoNotOptimize(a.sum(1));
+    for (auto _ : state)
+        benchmark::DoNotOptimize(a.sum(1));
     state.SetBytesProcessed(state.iterations() * (int64_t{1} << 24) * 4);
 }
 
@@ -67,8 +73,10 @@ void matmul(benchmark::State& state) {
     const int64_t n = state.range(0);
     auto a = torch::rand({n, n});
     auto b = torch::rand({n, n});
-    for (auto _ : state) benchmark::DoNotOptimize(torch::matmul(a, b));
-    state.counters["GFLOPS"] = benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate,
+    for (auto _ : state)
+        benchmark::DoNotOptimize(torch::matmul(a, b));
+    state.counters["GFLOPS"] = benchmark::Counter(2.0 * n * n * n,
+                                                  benchmark::Counter::kIsIterationInvariantRate,
                                                   benchmark::Counter::kIs1000);
 }
 
@@ -76,37 +84,58 @@ void matmul(benchmark::State& state) {
 void conv_step(benchmark::State& state, double flops) {
     torch::manual_seed(3);
     auto x = torch::randn({32, 1, 28, 28});
-    torch::nn::Conv2d c1(torch::nn::Conv2dOptions(1, 32, 3)), c2(torch::nn::Conv2dOptions(32, 64, 3));
+    torch::nn::Conv2d c1(torch::nn::Conv2dOptions(1, 32, 3)),
+        c2(torch::nn::Conv2dOptions(32, 64, 3));
     std::vector<torch::Tensor> params = c1->parameters();
-    for (auto& p : c2->parameters()) params.push_back(p);
+    for (auto& p : c2->parameters())
+        params.push_back(p);
     for (auto _ : state) {
-        for (auto& p : params) p.mutable_grad().reset();
+        for (auto& p : params)
+            p.mutable_grad().reset();
         auto y = c2(torch::relu(c1(x))).mean();
         y.backward();
         benchmark::DoNotOptimize(params[0].grad());
     }
-    state.counters["GFLOPS"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate,
-                                                  benchmark::Counter::kIs1000);
+    state.counters["GFLOPS"] = benchmark::Counter(
+        flops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
 }  // namespace
 
-bool available() { return true; }
-void set_threads(int threads) { torch::set_num_threads(threads); }
-void register_overhead() { benchmark::RegisterBenchmark("overhead/add_1elem/libtorch", add_1elem); }
-void register_overhead_tape() { benchmark::RegisterBenchmark("overhead/add_chain_fwd_bwd/libtorch", add_chain); }
+bool available() {
+    return true;
+}
+void set_threads(int threads) {
+    torch::set_num_threads(threads);
+}
+void register_overhead() {
+    benchmark::RegisterBenchmark("overhead/add_1elem/libtorch", add_1elem);
+}
+void register_overhead_tape() {
+    benchmark::RegisterBenchmark("overhead/add_chain_fwd_bwd/libtorch", add_chain);
+}
 void register_mul_add(int64_t n) {
-    benchmark::RegisterBenchmark(("elementwise/mul_add/" + std::to_string(n) + "/libtorch").c_str(), mul_add)
-        ->Arg(n)->UseRealTime();
+    benchmark::RegisterBenchmark(("elementwise/mul_add/" + std::to_string(n) + "/libtorch").c_str(),
+                                 mul_add)
+        ->Arg(n)
+        ->UseRealTime();
 }
 void register_exp(int64_t n) {
-    benchmark::RegisterBenchmark(("elementwise/exp/" + std::to_string(n) + "/libtorch").c_str(), exp_case)
-        ->Arg(n)->UseRealTime();
+    benchmark::RegisterBenchmark(("elementwise/exp/" + std::to_string(n) + "/libtorch").c_str(),
+                                 exp_case)
+        ->Arg(n)
+        ->UseRealTime();
 }
-void register_sum_all() { benchmark::RegisterBenchmark("reduce/sum_all/libtorch", sum_all)->UseRealTime(); }
-void register_sum_axis1() { benchmark::RegisterBenchmark("reduce/sum_axis1/libtorch", sum_axis1)->UseRealTime(); }
+void register_sum_all() {
+    benchmark::RegisterBenchmark("reduce/sum_all/libtorch", sum_all)->UseRealTime();
+}
+void register_sum_axis1() {
+    benchmark::RegisterBenchmark("reduce/sum_axis1/libtorch", sum_axis1)->UseRealTime();
+}
 void register_matmul(int64_t n) {
-    benchmark::RegisterBenchmark(("matmul/" + std::to_string(n) + "/libtorch").c_str(), matmul)->Arg(n)->UseRealTime();
+    benchmark::RegisterBenchmark(("matmul/" + std::to_string(n) + "/libtorch").c_str(), matmul)
+        ->Arg(n)
+        ->UseRealTime();
 }
 void register_conv_step(double flops) {
     benchmark::RegisterBenchmark("nn/conv_step/libtorch", conv_step, flops)
@@ -119,7 +148,9 @@ void register_conv_step(double flops) {
 #else  // built without LibTorch
 
 namespace torch_cases {
-bool available() { return false; }
+bool available() {
+    return false;
+}
 void set_threads(int) {}
 void register_overhead() {}
 void register_overhead_tape() {}

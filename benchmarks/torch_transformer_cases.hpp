@@ -15,7 +15,7 @@ bool attention_step(int64_t b, int64_t t, int64_t n, int64_t h);
 void register_layer_norm(int64_t rows, int64_t cols, double bytes);
 /// One Adam training step of the transformer LM (layers, heads, width, context of
 /// samples/transformer_model.hpp) on batch x context tokens of a vocab-character alphabet.
-void register_transformer_step(int64_t vocab, int64_t batch, int64_t layers, int64_t heads,
-                               int64_t width, int64_t context);
+void register_transformer_step(
+    int64_t vocab, int64_t batch, int64_t layers, int64_t heads, int64_t width, int64_t context);
 
 }  // namespace torch_transformer_cases

@@ -15,11 +15,16 @@ namespace tf = tapeflow;
 struct Dense {
     tf::Variable w, b;
     Dense(int64_t in, int64_t out)
-        : w(tf::random::normal({in, out}, 0, 1.0 / std::sqrt(static_cast<double>(in)))), b(tf::zeros({out})) {}
-    tf::Tensor operator()(const tf::Tensor& x) const { return tf::nn::bias_add(tf::matmul(x, w), b); }
+        : w(tf::random::normal({in, out}, 0, 1.0 / std::sqrt(static_cast<double>(in)))),
+          b(tf::zeros({out})) {}
+    tf::Tensor operator()(const tf::Tensor& x) const {
+        return tf::nn::bias_add(tf::matmul(x, w), b);
+    }
 };
 
-inline tf::Tensor relu(const tf::Tensor& x) { return tf::nn::relu(x); }
+inline tf::Tensor relu(const tf::Tensor& x) {
+    return tf::nn::relu(x);
+}
 
 struct Tutorial {
     Dense l1{2, 3}, l2{3, 1};
@@ -40,7 +45,9 @@ struct Mlp {
         const tf::Tensor logits = l3(relu(l2(relu(l1(x)))));
         return tf::reduce_mean(tf::nn::sparse_softmax_cross_entropy_with_logits(labels, logits));
     }
-    void step() { opt.minimize([&] { return loss(); }, {}, {}, gate); }
+    void step() {
+        opt.minimize([&] { return loss(); }, {}, {}, gate);
+    }
 };
 
 }  // namespace train_models

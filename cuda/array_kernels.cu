@@ -57,13 +57,18 @@ __global__ void cast_kernel(const From* in, To* out, int64_t n) {
 
 }  // namespace
 
-cudaError_t fill_bits(void* out, int64_t n, uint64_t pattern, int element_size, cudaStream_t stream) {
+cudaError_t fill_bits(
+    void* out, int64_t n, uint64_t pattern, int element_size, cudaStream_t stream) {
     if (n == 0) return cudaSuccess;
     switch (element_size) {
-        case 1: return fill_typed<uint8_t>(out, n, pattern, stream);
-        case 2: return fill_typed<uint16_t>(out, n, pattern, stream);
-        case 4: return fill_typed<uint32_t>(out, n, pattern, stream);
-        default: return fill_typed<uint64_t>(out, n, pattern, stream);
+        case 1:
+            return fill_typed<uint8_t>(out, n, pattern, stream);
+        case 2:
+            return fill_typed<uint16_t>(out, n, pattern, stream);
+        case 4:
+            return fill_typed<uint32_t>(out, n, pattern, stream);
+        default:
+            return fill_typed<uint64_t>(out, n, pattern, stream);
     }
 }
 
@@ -73,8 +78,8 @@ cudaError_t cast(Elem from, Elem to, const void* in, void* out, int64_t n, cudaS
         using F = typename decltype(from_tag)::type;
         return visit_elem(to, [&](auto to_tag) {
             using T = typename decltype(to_tag)::type;
-            cast_kernel<T, F><<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const F*>(in),
-                                                                     static_cast<T*>(out), n);
+            cast_kernel<T, F><<<blocks_for(n), kThreads, 0, stream>>>(
+                static_cast<const F*>(in), static_cast<T*>(out), n);
             return cudaGetLastError();
         });
     });

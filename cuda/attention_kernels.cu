@@ -15,10 +15,10 @@
 namespace tapeflow::cuda_launch {
 namespace {
 
-constexpr int kWarps = 4;                 // warps per block
-constexpr int kRowsPerWarp = 4;           // query (or key) rows per warp
+constexpr int kWarps = 4;                     // warps per block
+constexpr int kRowsPerWarp = 4;               // query (or key) rows per warp
 constexpr int kRows = kWarps * kRowsPerWarp;  // rows per block
-constexpr int kTile = 32;                 // streamed keys (or queries) per tile: one per lane
+constexpr int kTile = 32;                     // streamed keys (or queries) per tile: one per lane
 
 template <class C>
 __device__ __forceinline__ C neg_inf() {
@@ -26,15 +26,15 @@ __device__ __forceinline__ C neg_inf() {
 }
 
 // Element (row r, column j) of head (bi, ni) of a [B, L, N, H] tensor.
-__device__ __forceinline__ int64_t at(const AttentionParams& p, int64_t len, int64_t bi, int64_t ni,
-                                      int64_t r, int64_t j) {
+__device__ __forceinline__ int64_t
+at(const AttentionParams& p, int64_t len, int64_t bi, int64_t ni, int64_t r, int64_t j) {
     return ((bi * len + r) * p.n + ni) * p.h + j;
 }
 
 // The finished logit of (t, s) from the raw product qk: scale, bias, -inf where masked.
 template <class T, class C>
-__device__ __forceinline__ C logit(const AttentionParams& p, int64_t bi, int64_t ni, int64_t t,
-                                   int64_t s, C qk) {
+__device__ __forceinline__ C
+logit(const AttentionParams& p, int64_t bi, int64_t ni, int64_t t, int64_t s, C qk) {
     if (t >= p.t || s >= p.s || (p.causal && s > t)) return neg_inf<C>();
     if (p.mask != nullptr &&
         !p.mask[bi * p.mask_st[0] + ni * p.mask_st[1] + t * p.mask_st[2] + s * p.mask_st[3]]) {
@@ -42,16 +42,23 @@ __device__ __forceinline__ C logit(const AttentionParams& p, int64_t bi, int64_t
     }
     C x = qk * static_cast<C>(p.scale);
     if (p.bias != nullptr) {
-        x += load(static_cast<const T*>(p.bias)[bi * p.bias_st[0] + ni * p.bias_st[1] +
-                                                t * p.bias_st[2] + s * p.bias_st[3]]);
+        x += load(static_cast<const T*>(
+            p.bias)[bi * p.bias_st[0] + ni * p.bias_st[1] + t * p.bias_st[2] + s * p.bias_st[3]]);
     }
     return x;
 }
 
 // Loads rows [r0, r0 + rows) of head (bi, ni) into smem [rows][ld] (zeros past len).
 template <class T, class C>
-__device__ void load_rows(const T* src, const AttentionParams& p, int64_t len, int64_t bi,
-                          int64_t ni, int64_t r0, int rows, C* dst, int ld) {
+__device__ void load_rows(const T* src,
+                          const AttentionParams& p,
+                          int64_t len,
+                          int64_t bi,
+                          int64_t ni,
+                          int64_t r0,
+                          int rows,
+                          C* dst,
+                          int ld) {
     for (int i = threadIdx.x; i < rows * p.h; i += blockDim.x) {
         const int r = i / static_cast<int>(p.h);
         const int j = i % static_cast<int>(p.h);
@@ -62,15 +69,16 @@ __device__ void load_rows(const T* src, const AttentionParams& p, int64_t len, i
 template <class C>
 __device__ __forceinline__ C dot(const C* a, const C* b, int64_t h) {
     C sum = 0;
-    for (int64_t j = 0; j < h; ++j) sum += a[j] * b[j];
+    for (int64_t j = 0; j < h; ++j)
+        sum += a[j] * b[j];
     return sum;
 }
 
 // acc[c] += sum_j w_j tile[j][lane + 32 c], where lane j holds w_j (the row-times-tile product
 // that every kernel here accumulates).
 template <int kHc, class C>
-__device__ __forceinline__ void accumulate(C (&acc)[kHc], C w, const C* tile, int ld, int64_t h,
-                                           int lane) {
+__device__ __forceinline__ void accumulate(
+    C (&acc)[kHc], C w, const C* tile, int ld, int64_t h, int lane) {
     for (int j = 0; j < kTile; ++j) {
         const C wj = __shfl_sync(0xffffffffU, w, j);
 #pragma unroll
@@ -83,8 +91,14 @@ __device__ __forceinline__ void accumulate(C (&acc)[kHc], C w, const C* tile, in
 
 // Writes the lanes' parts of row r of head (bi, ni) of a [B, L, N, H] tensor.
 template <class T, int kHc, class C>
-__device__ __forceinline__ void store_row(T* dst, const AttentionParams& p, int64_t len, int64_t bi,
-                                          int64_t ni, int64_t r, const C (&acc)[kHc], int lane) {
+__device__ __forceinline__ void store_row(T* dst,
+                                          const AttentionParams& p,
+                                          int64_t len,
+                                          int64_t bi,
+                                          int64_t ni,
+                                          int64_t r,
+                                          const C (&acc)[kHc],
+                                          int lane) {
 #pragma unroll
     for (int c = 0; c < kHc; ++c) {
         const int col = lane + 32 * c;
@@ -101,8 +115,8 @@ __device__ __forceinline__ int64_t key_end(const AttentionParams& p, int64_t t0)
 
 // grid (query blocks, b * n); shared: q [kRows][h], k and v tiles [kTile][h + 1].
 template <class T, int kHc>
-__global__ void attention_fwd_kernel(AttentionParams p, const T* q, const T* k, const T* v, T* out,
-                                     compute_t<T>* lse) {
+__global__ void attention_fwd_kernel(
+    AttentionParams p, const T* q, const T* k, const T* v, T* out, compute_t<T>* lse) {
     using C = compute_t<T>;
     extern __shared__ unsigned char smem_raw[];
     C* qs = reinterpret_cast<C*>(smem_raw);
@@ -120,7 +134,8 @@ __global__ void attention_fwd_kernel(AttentionParams p, const T* q, const T* k, 
         m[r] = neg_inf<C>();
         l[r] = 0;
 #pragma unroll
-        for (int c = 0; c < kHc; ++c) acc[r][c] = 0;
+        for (int c = 0; c < kHc; ++c)
+            acc[r][c] = 0;
     }
     const int64_t end = key_end(p, t0);
     for (int64_t s0 = 0; s0 < end; s0 += kTile) {
@@ -140,7 +155,8 @@ __global__ void attention_fwd_kernel(AttentionParams p, const T* q, const T* k, 
             l[r] = l[r] * alpha + warp_sum(e);
             m[r] = m_new;
 #pragma unroll
-            for (int c = 0; c < kHc; ++c) acc[r][c] *= alpha;
+            for (int c = 0; c < kHc; ++c)
+                acc[r][c] *= alpha;
             accumulate(acc[r], e, vs, ld, p.h, lane);
         }
     }
@@ -154,7 +170,8 @@ __global__ void attention_fwd_kernel(AttentionParams p, const T* q, const T* k, 
             if (h >= p.h) continue;
             if (all_masked) {  // the mean of the values, as Keras' uniform softmax gives
                 C sum = 0;
-                for (int64_t s = 0; s < p.s; ++s) sum += load(v[at(p, p.s, bi, ni, s, h)]);
+                for (int64_t s = 0; s < p.s; ++s)
+                    sum += load(v[at(p, p.s, bi, ni, s, h)]);
                 acc[r][c] = p.s > 0 ? sum / static_cast<C>(p.s) : C(0);
             } else {
                 acc[r][c] /= l[r];
@@ -167,7 +184,9 @@ __global__ void attention_fwd_kernel(AttentionParams p, const T* q, const T* k, 
 
 // d[row] = sum_h dout * out, one warp per row.
 template <class T>
-__global__ void attention_rowdot_kernel(AttentionParams p, const T* dout, const T* out,
+__global__ void attention_rowdot_kernel(AttentionParams p,
+                                        const T* dout,
+                                        const T* out,
                                         compute_t<T>* d) {
     using C = compute_t<T>;
     const int64_t row = blockIdx.x * static_cast<int64_t>(kWarps) + threadIdx.x / 32;
@@ -185,9 +204,17 @@ __global__ void attention_rowdot_kernel(AttentionParams p, const T* dout, const 
 
 // The probability and the logit gradient of (t, s) for lane s: p and ds = p (dp - d).
 template <class T, class C>
-__device__ __forceinline__ void prob_and_grad(const AttentionParams& p, int64_t bi, int64_t ni,
-                                              int64_t t, int64_t s, C qk, C row_lse, C dp, C d,
-                                              C& prob, C& ds) {
+__device__ __forceinline__ void prob_and_grad(const AttentionParams& p,
+                                              int64_t bi,
+                                              int64_t ni,
+                                              int64_t t,
+                                              int64_t s,
+                                              C qk,
+                                              C row_lse,
+                                              C dp,
+                                              C d,
+                                              C& prob,
+                                              C& ds) {
     if (t >= p.t || s >= p.s) {
         prob = 0, ds = 0;
     } else if (row_lse == neg_inf<C>()) {  // fully masked row: uniform, no logit gradient
@@ -201,9 +228,15 @@ __device__ __forceinline__ void prob_and_grad(const AttentionParams& p, int64_t 
 // dq (and dbias) by query rows: grid (query blocks, b * n); shared: q and dout [kRows][h], k and v
 // tiles [kTile][h + 1].
 template <class T, int kHc>
-__global__ void attention_dq_kernel(AttentionParams p, const T* dout, const T* q, const T* k,
-                                    const T* v, const compute_t<T>* lse, const compute_t<T>* d,
-                                    T* dq, T* dbias) {
+__global__ void attention_dq_kernel(AttentionParams p,
+                                    const T* dout,
+                                    const T* q,
+                                    const T* k,
+                                    const T* v,
+                                    const compute_t<T>* lse,
+                                    const compute_t<T>* d,
+                                    T* dq,
+                                    T* dbias) {
     using C = compute_t<T>;
     extern __shared__ unsigned char smem_raw[];
     C* qs = reinterpret_cast<C*>(smem_raw);
@@ -225,7 +258,8 @@ __global__ void attention_dq_kernel(AttentionParams p, const T* dout, const T* q
         row_lse[r] = t < p.t ? lse[head * p.t + t] : C(0);
         row_d[r] = t < p.t ? d[head * p.t + t] : C(0);
 #pragma unroll
-        for (int c = 0; c < kHc; ++c) acc[r][c] = 0;
+        for (int c = 0; c < kHc; ++c)
+            acc[r][c] = 0;
     }
     const int64_t end = dbias != nullptr ? p.s : key_end(p, t0);  // dbias: every cell written
     const C scale = static_cast<C>(p.scale);
@@ -240,8 +274,17 @@ __global__ void attention_dq_kernel(AttentionParams p, const T* dout, const T* q
             const int64_t t = t0 + row;
             const int64_t s = s0 + lane;
             C prob, ds;
-            prob_and_grad<T>(p, bi, ni, t, s, dot(qs + row * p.h, ks + lane * ld, p.h), row_lse[r],
-                             dot(dos + row * p.h, vs + lane * ld, p.h), row_d[r], prob, ds);
+            prob_and_grad<T>(p,
+                             bi,
+                             ni,
+                             t,
+                             s,
+                             dot(qs + row * p.h, ks + lane * ld, p.h),
+                             row_lse[r],
+                             dot(dos + row * p.h, vs + lane * ld, p.h),
+                             row_d[r],
+                             prob,
+                             ds);
             if (dbias != nullptr && t < p.t && s < p.s) {
                 dbias[(head * p.t + t) * p.s + s] = store<T>(ds);
             }
@@ -258,9 +301,15 @@ __global__ void attention_dq_kernel(AttentionParams p, const T* dout, const T* q
 // dk, dv by key rows: grid (key blocks, b * n); shared: k and v [kRows][h], q and dout tiles
 // [kTile][h + 1], the tile's lse and d.
 template <class T, int kHc>
-__global__ void attention_dkv_kernel(AttentionParams p, const T* dout, const T* q, const T* k,
-                                     const T* v, const compute_t<T>* lse, const compute_t<T>* d,
-                                     T* dk, T* dv) {
+__global__ void attention_dkv_kernel(AttentionParams p,
+                                     const T* dout,
+                                     const T* q,
+                                     const T* k,
+                                     const T* v,
+                                     const compute_t<T>* lse,
+                                     const compute_t<T>* d,
+                                     T* dk,
+                                     T* dv) {
     using C = compute_t<T>;
     extern __shared__ unsigned char smem_raw[];
     C* ks = reinterpret_cast<C*>(smem_raw);
@@ -280,7 +329,8 @@ __global__ void attention_dkv_kernel(AttentionParams p, const T* dout, const T* 
 #pragma unroll
     for (int r = 0; r < kRowsPerWarp; ++r) {
 #pragma unroll
-        for (int c = 0; c < kHc; ++c) ak[r][c] = av[r][c] = 0;
+        for (int c = 0; c < kHc; ++c)
+            ak[r][c] = av[r][c] = 0;
     }
     // Causal without a mask: queries before s0 see none of these keys.
     const int64_t first = p.causal && p.mask == nullptr ? s0 / kTile * kTile : 0;
@@ -301,8 +351,17 @@ __global__ void attention_dkv_kernel(AttentionParams p, const T* dout, const T* 
             const int64_t s = s0 + row;
             const int64_t t = t0 + lane;
             C prob, ds;
-            prob_and_grad<T>(p, bi, ni, t, s, dot(qs + lane * ld, ks + row * p.h, p.h), tile_lse[lane],
-                             dot(dos + lane * ld, vs + row * p.h, p.h), tile_d[lane], prob, ds);
+            prob_and_grad<T>(p,
+                             bi,
+                             ni,
+                             t,
+                             s,
+                             dot(qs + lane * ld, ks + row * p.h, p.h),
+                             tile_lse[lane],
+                             dot(dos + lane * ld, vs + row * p.h, p.h),
+                             tile_d[lane],
+                             prob,
+                             ds);
             accumulate(av[r], prob, dos, ld, p.h, lane);
             accumulate(ak[r], ds * scale, qs, ld, p.h, lane);
         }
@@ -316,7 +375,9 @@ __global__ void attention_dkv_kernel(AttentionParams p, const T* dout, const T* 
     }
 }
 
-unsigned blocks_of(int64_t rows) { return static_cast<unsigned>((rows + kRows - 1) / kRows); }
+unsigned blocks_of(int64_t rows) {
+    return static_cast<unsigned>((rows + kRows - 1) / kRows);
+}
 
 // f(tag, chunks) with H / 32 rounded up to a power of two (1, 2 or 4).
 template <class F>
@@ -339,15 +400,21 @@ cudaError_t visit_head(Elem elem, int64_t h, F&& f) {
 template <class Kernel>
 cudaError_t allow_smem(Kernel kernel, std::size_t bytes) {
     return bytes > 48 * 1024
-               ? cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      static_cast<int>(bytes))
+               ? cudaFuncSetAttribute(
+                     kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes))
                : cudaSuccess;
 }
 
 }  // namespace
 
-cudaError_t attention(Elem elem, const AttentionParams& p, const void* q, const void* k,
-                      const void* v, void* out, void* lse, cudaStream_t stream) {
+cudaError_t attention(Elem elem,
+                      const AttentionParams& p,
+                      const void* q,
+                      const void* k,
+                      const void* v,
+                      void* out,
+                      void* lse,
+                      cudaStream_t stream) {
     if (p.b * p.n * p.t == 0) return cudaSuccess;
     return visit_head(elem, p.h, [&](auto tag, auto chunks) -> cudaError_t {
         using T = typename decltype(tag)::type;
@@ -355,16 +422,32 @@ cudaError_t attention(Elem elem, const AttentionParams& p, const void* q, const 
         const std::size_t smem = sizeof(C) * (kRows * p.h + 2 * kTile * (p.h + 1));
         auto kernel = attention_fwd_kernel<T, decltype(chunks)::value>;
         if (const cudaError_t e = allow_smem(kernel, smem); e != cudaSuccess) return e;
-        kernel<<<dim3(blocks_of(p.t), static_cast<unsigned>(p.b * p.n)), kWarps * 32, smem, stream>>>(
-            p, static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
-            static_cast<T*>(out), static_cast<C*>(lse));
+        kernel<<<dim3(blocks_of(p.t), static_cast<unsigned>(p.b * p.n)),
+                 kWarps * 32,
+                 smem,
+                 stream>>>(p,
+                           static_cast<const T*>(q),
+                           static_cast<const T*>(k),
+                           static_cast<const T*>(v),
+                           static_cast<T*>(out),
+                           static_cast<C*>(lse));
         return cudaGetLastError();
     });
 }
 
-cudaError_t attention_grad(Elem elem, const AttentionParams& p, const void* dout, const void* q,
-                           const void* k, const void* v, const void* out, const void* lse,
-                           void* dq, void* dk, void* dv, void* dbias, void* scratch,
+cudaError_t attention_grad(Elem elem,
+                           const AttentionParams& p,
+                           const void* dout,
+                           const void* q,
+                           const void* k,
+                           const void* v,
+                           const void* out,
+                           const void* lse,
+                           void* dq,
+                           void* dk,
+                           void* dv,
+                           void* dbias,
+                           void* scratch,
                            cudaStream_t stream) {
     return visit_head(elem, p.h, [&](auto tag, auto chunks) -> cudaError_t {
         using T = typename decltype(tag)::type;
@@ -379,8 +462,9 @@ cudaError_t attention_grad(Elem elem, const AttentionParams& p, const void* dout
         const unsigned heads = static_cast<unsigned>(p.b * p.n);
         if (p.b * p.n * p.t > 0) {
             const int64_t rows = p.b * p.n * p.t;
-            attention_rowdot_kernel<T><<<static_cast<unsigned>((rows + kWarps - 1) / kWarps), kWarps * 32, 0,
-                                         stream>>>(p, g, static_cast<const T*>(out), d);
+            attention_rowdot_kernel<T>
+                <<<static_cast<unsigned>((rows + kWarps - 1) / kWarps), kWarps * 32, 0, stream>>>(
+                    p, g, static_cast<const T*>(out), d);
             const std::size_t smem = sizeof(C) * (2 * kRows * p.h + 2 * kTile * (p.h + 1));
             auto kernel = attention_dq_kernel<T, kHc>;
             if (const cudaError_t e = allow_smem(kernel, smem); e != cudaSuccess) return e;
@@ -388,7 +472,8 @@ cudaError_t attention_grad(Elem elem, const AttentionParams& p, const void* dout
                 p, g, qp, kp, vp, l, d, static_cast<T*>(dq), static_cast<T*>(dbias));
         }
         if (p.b * p.n * p.s > 0) {
-            const std::size_t smem = sizeof(C) * (2 * kRows * p.h + 2 * kTile * (p.h + 1) + 2 * kTile);
+            const std::size_t smem =
+                sizeof(C) * (2 * kRows * p.h + 2 * kTile * (p.h + 1) + 2 * kTile);
             auto kernel = attention_dkv_kernel<T, kHc>;
             if (const cudaError_t e = allow_smem(kernel, smem); e != cudaSuccess) return e;
             kernel<<<dim3(blocks_of(p.s), heads), kWarps * 32, smem, stream>>>(

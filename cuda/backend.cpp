@@ -9,9 +9,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cublas_loader.hpp"
 #include "cuda_backend.hpp"
 #include "cuda_check.hpp"
-#include "cublas_loader.hpp"
 #include "cuda_context.hpp"
 #include "size_class.hpp"
 
@@ -59,7 +59,10 @@ public:
             throw errors::ResourceExhaustedError(fmt::format(
                 "OOM when allocating tensor of {} bytes on {} (free {} of {} bytes after emptying "
                 "tapeflow's cache)",
-                nbytes, device.str(), free_bytes, total_bytes));
+                nbytes,
+                device.str(),
+                free_bytes,
+                total_bytes));
         }
         TAPEFLOW_CUDA_CHECK(status);
         const std::lock_guard lock(mutex_);
@@ -128,7 +131,8 @@ public:
             int count = 0;
             const cudaError_t status = cudaGetDeviceCount(&count);
             if (status != cudaSuccess) {
-                reason_ = fmt::format("cudaGetDeviceCount failed: {} ({})", cudaGetErrorName(status),
+                reason_ = fmt::format("cudaGetDeviceCount failed: {} ({})",
+                                      cudaGetErrorName(status),
                                       cudaGetErrorString(status));
                 (void)cudaGetLastError();
                 count = 0;
@@ -149,7 +153,10 @@ public:
     // Everything is queued on the GPU side's stream. Device-to-host copies then wait for it (a host
     // read sees every earlier op's result); host-to-device copies from pageable memory return once
     // the source has been staged, so the caller may free or change it right away.
-    void copy(void* dst, Device dst_device, const void* src, Device src_device,
+    void copy(void* dst,
+              Device dst_device,
+              const void* src,
+              Device src_device,
               std::size_t nbytes) override {
         if (nbytes == 0) return;
         const Device gpu = dst_device.is_cuda() ? dst_device : src_device;
@@ -157,8 +164,8 @@ public:
         if (dst_device.is_cuda() && src_device.is_cuda() && dst_device != src_device) {
             // Across GPUs: order after both devices' queued work.
             cuda_synchronize(src_device.index());
-            TAPEFLOW_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_device.index(), src, src_device.index(),
-                                                    nbytes, stream));
+            TAPEFLOW_CUDA_CHECK(cudaMemcpyPeerAsync(
+                dst, dst_device.index(), src, src_device.index(), nbytes, stream));
             return;
         }
         TAPEFLOW_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDefault, stream));
@@ -181,8 +188,8 @@ public:
             const cuda_detail::CublasApi& api = cuda_detail::cublas_api();
             const cublasStatus_t status = api.create(&h);
             if (status != CUBLAS_STATUS_SUCCESS) {
-                throw errors::InternalError(fmt::format("cublasCreate failed on GPU:{}: {}", d,
-                                                        api.status_string(status)));
+                throw errors::InternalError(
+                    fmt::format("cublasCreate failed on GPU:{}: {}", d, api.status_string(status)));
             }
             api.set_stream(h, s);
             cublas_[static_cast<std::size_t>(d)] = h;
@@ -210,13 +217,17 @@ CudaBackend& backend() {
 
 }  // namespace
 
-DeviceBackend& cuda_backend() { return backend(); }
+DeviceBackend& cuda_backend() {
+    return backend();
+}
 
 CudaAllocatorStats cuda_allocator_stats(int device) {
     return backend().caching_allocator().stats(device);
 }
 
-void cuda_empty_cache(int device) { backend().caching_allocator().empty_cache(device); }
+void cuda_empty_cache(int device) {
+    backend().caching_allocator().empty_cache(device);
+}
 
 void cuda_synchronize(int device) {
     TAPEFLOW_CUDA_CHECK(cudaStreamSynchronize(cuda_detail::stream_for(Device::cuda(device))));

@@ -72,8 +72,15 @@ using ew::TypeSet;
 
 // O: the output type (bool for comparisons and logic).
 template <class F, TypeSet K, bool kBoolOut>
-cudaError_t run(Elem elem, const void* a, const void* b, void* out, int64_t n, int a_step,
-                int b_step, const IndexPlan<2>* plan, cudaStream_t stream) {
+cudaError_t run(Elem elem,
+                const void* a,
+                const void* b,
+                void* out,
+                int64_t n,
+                int a_step,
+                int b_step,
+                const IndexPlan<2>* plan,
+                cudaStream_t stream) {
     return visit_elem(elem, [&](auto tag) {
         using S = typename decltype(tag)::type;
         using O = std::conditional_t<kBoolOut, bool, S>;
@@ -84,14 +91,16 @@ cudaError_t run(Elem elem, const void* a, const void* b, void* out, int64_t n, i
             const auto* pb = static_cast<const S*>(b);
             auto* po = static_cast<O*>(out);
             if (plan == nullptr) {
-                binary_linear<F, S, O><<<blocks_for(n), kThreads, 0, stream>>>(pa, pb, po, n, a_step,
-                                                                              b_step);
+                binary_linear<F, S, O>
+                    <<<blocks_for(n), kThreads, 0, stream>>>(pa, pb, po, n, a_step, b_step);
             } else if (use_rows(*plan)) {
                 const int64_t rows = n / plan->dims[plan->rank - 1];
-                binary_rows<F, S, O><<<row_grid(rows, plan->dims[plan->rank - 1]), kThreads, 0, stream>>>(
-                    pa, pb, po, rows, *plan);
+                binary_rows<F, S, O>
+                    <<<row_grid(rows, plan->dims[plan->rank - 1]), kThreads, 0, stream>>>(
+                        pa, pb, po, rows, *plan);
             } else {
-                binary_plan<F, S, O><<<blocks_for(n, 1), kThreads, 0, stream>>>(pa, pb, po, n, *plan);
+                binary_plan<F, S, O>
+                    <<<blocks_for(n, 1), kThreads, 0, stream>>>(pa, pb, po, n, *plan);
             }
             return cudaGetLastError();
         }
@@ -99,8 +108,8 @@ cudaError_t run(Elem elem, const void* a, const void* b, void* out, int64_t n, i
 }
 
 template <class E>
-__global__ void where_kernel(const uint8_t* c, const E* x, const E* y, E* out, int64_t n,
-                             IndexPlan<3> plan) {
+__global__ void where_kernel(
+    const uint8_t* c, const E* x, const E* y, E* out, int64_t n, IndexPlan<3> plan) {
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= n) return;
     int64_t off[3];
@@ -109,11 +118,19 @@ __global__ void where_kernel(const uint8_t* c, const E* x, const E* y, E* out, i
 }
 
 template <class E>
-cudaError_t where_typed(const void* c, const void* x, const void* y, void* out, int64_t n,
-                        const IndexPlan<3>& plan, cudaStream_t stream) {
-    where_kernel<E><<<blocks_for(n, 1), kThreads, 0, stream>>>(
-        static_cast<const uint8_t*>(c), static_cast<const E*>(x), static_cast<const E*>(y),
-        static_cast<E*>(out), n, plan);
+cudaError_t where_typed(const void* c,
+                        const void* x,
+                        const void* y,
+                        void* out,
+                        int64_t n,
+                        const IndexPlan<3>& plan,
+                        cudaStream_t stream) {
+    where_kernel<E><<<blocks_for(n, 1), kThreads, 0, stream>>>(static_cast<const uint8_t*>(c),
+                                                               static_cast<const E*>(x),
+                                                               static_cast<const E*>(y),
+                                                               static_cast<E*>(out),
+                                                               n,
+                                                               plan);
     return cudaGetLastError();
 }
 
@@ -128,43 +145,70 @@ __global__ void add_n_kernel(Inputs<S> in, int count, bool accumulate, S* out, i
     if (i >= n) return;
     const tapeflow::ew::Add add{};
     compute_t<S> acc = accumulate ? load(out[i]) : load(in.p[0][i]);
-    for (int j = accumulate ? 0 : 1; j < count; ++j) acc = add(acc, load(in.p[j][i]));
+    for (int j = accumulate ? 0 : 1; j < count; ++j)
+        acc = add(acc, load(in.p[j][i]));
     out[i] = store<S>(acc);
 }
 
 }  // namespace
 
-cudaError_t binary(Op op, Elem elem, const void* a, const void* b, void* out, int64_t n,
-                   int a_step, int b_step, const IndexPlan<2>* plan, cudaStream_t stream) {
+cudaError_t binary(Op op,
+                   Elem elem,
+                   const void* a,
+                   const void* b,
+                   void* out,
+                   int64_t n,
+                   int a_step,
+                   int b_step,
+                   const IndexPlan<2>* plan,
+                   cudaStream_t stream) {
     if (n == 0) return cudaSuccess;
 #define TAPEFLOW_RUN(F, K, B) \
     run<ew::F, TypeSet::K, B>(elem, a, b, out, n, a_step, b_step, plan, stream)
 #define TFL_BINARY(name, functor, dtypes, check, cost) \
-    case Op::name: return TAPEFLOW_RUN(functor, dtypes, false);
+    case Op::name:                                     \
+        return TAPEFLOW_RUN(functor, dtypes, false);
 #define TFL_COMPARE(name, functor, dtypes) \
-    case Op::name: return TAPEFLOW_RUN(functor, dtypes, true);
+    case Op::name:                         \
+        return TAPEFLOW_RUN(functor, dtypes, true);
     switch (op) {  // the rows of kernels/shared/binary_ops.def
 #include "kernels/shared/binary_ops.def"
 #undef TFL_COMPARE
 #undef TFL_BINARY
 #undef TAPEFLOW_RUN
-        default: return cudaErrorInvalidValue;
+        default:
+            return cudaErrorInvalidValue;
     }
 }
 
-cudaError_t where(const void* cond, const void* x, const void* y, void* out, int64_t n,
-                  int element_size, const IndexPlan<3>& plan, cudaStream_t stream) {
+cudaError_t where(const void* cond,
+                  const void* x,
+                  const void* y,
+                  void* out,
+                  int64_t n,
+                  int element_size,
+                  const IndexPlan<3>& plan,
+                  cudaStream_t stream) {
     if (n == 0) return cudaSuccess;
     switch (element_size) {
-        case 1: return where_typed<uint8_t>(cond, x, y, out, n, plan, stream);
-        case 2: return where_typed<uint16_t>(cond, x, y, out, n, plan, stream);
-        case 4: return where_typed<uint32_t>(cond, x, y, out, n, plan, stream);
-        default: return where_typed<uint64_t>(cond, x, y, out, n, plan, stream);
+        case 1:
+            return where_typed<uint8_t>(cond, x, y, out, n, plan, stream);
+        case 2:
+            return where_typed<uint16_t>(cond, x, y, out, n, plan, stream);
+        case 4:
+            return where_typed<uint32_t>(cond, x, y, out, n, plan, stream);
+        default:
+            return where_typed<uint64_t>(cond, x, y, out, n, plan, stream);
     }
 }
 
-cudaError_t add_n(Elem elem, const void* const* in, int count, bool accumulate, void* out,
-                  int64_t n, cudaStream_t stream) {
+cudaError_t add_n(Elem elem,
+                  const void* const* in,
+                  int count,
+                  bool accumulate,
+                  void* out,
+                  int64_t n,
+                  cudaStream_t stream) {
     if (n == 0) return cudaSuccess;
     return visit_elem(elem, [&](auto tag) {
         using S = typename decltype(tag)::type;
@@ -172,9 +216,10 @@ cudaError_t add_n(Elem elem, const void* const* in, int count, bool accumulate, 
             return cudaErrorInvalidValue;
         } else {
             Inputs<S> ptrs{};
-            for (int j = 0; j < count; ++j) ptrs.p[j] = static_cast<const S*>(in[j]);
-            add_n_kernel<S><<<blocks_for(n, 1), kThreads, 0, stream>>>(ptrs, count, accumulate,
-                                                                      static_cast<S*>(out), n);
+            for (int j = 0; j < count; ++j)
+                ptrs.p[j] = static_cast<const S*>(in[j]);
+            add_n_kernel<S><<<blocks_for(n, 1), kThreads, 0, stream>>>(
+                ptrs, count, accumulate, static_cast<S*>(out), n);
             return cudaGetLastError();
         }
     });

@@ -61,7 +61,9 @@ struct Span {
 __device__ __forceinline__ Span clipped(const Window& w, int64_t oh, int64_t ow) {
     const int64_t hs = oh * w.sh - w.pad_top;
     const int64_t ws = ow * w.sw - w.pad_left;
-    return {hs > 0 ? hs : 0, hs + w.kh < w.h ? hs + w.kh : w.h, ws > 0 ? ws : 0,
+    return {hs > 0 ? hs : 0,
+            hs + w.kh < w.h ? hs + w.kh : w.h,
+            ws > 0 ? ws : 0,
             ws + w.kw < w.w ? ws + w.kw : w.w};
 }
 
@@ -107,15 +109,16 @@ __global__ void avg_pool_kernel(Window w, const T* x, T* y) {
         const Span s = clipped(w, oh, ow);
         T sum = 0;
         for (int64_t ih = s.h0; ih < s.h1; ++ih) {
-            for (int64_t iw = s.w0; iw < s.w1; ++iw) sum += x[((n * w.h + ih) * w.w + iw) * w.c + ch];
+            for (int64_t iw = s.w0; iw < s.w1; ++iw)
+                sum += x[((n * w.h + ih) * w.w + iw) * w.c + ch];
         }
         y[idx] = sum * (T(1) / static_cast<T>(span_count(s)));
     }
 }
 
 // Windows covering input row ih: oh*sh - pad <= ih < oh*sh - pad + kh.
-__device__ __forceinline__ void covering(int64_t i, int64_t pad, int64_t k, int64_t stride,
-                                         int64_t out, int64_t& first, int64_t& last) {
+__device__ __forceinline__ void covering(
+    int64_t i, int64_t pad, int64_t k, int64_t stride, int64_t out, int64_t& first, int64_t& last) {
     const int64_t t = i + pad - k + 1;
     first = t <= 0 ? 0 : (t + stride - 1) / stride;
     last = (i + pad) / stride;
@@ -146,38 +149,42 @@ __global__ void avg_pool_grad_kernel(Window w, const T* g, T* dx) {
 
 }  // namespace
 
-cudaError_t im2col(Elem elem, const Window& w, const void* x, int64_t count, void* patches,
-                   cudaStream_t stream) {
+cudaError_t im2col(
+    Elem elem, const Window& w, const void* x, int64_t count, void* patches, cudaStream_t stream) {
     const int64_t n = count * w.oh * w.ow * w.kh * w.kw * w.c;
     if (n == 0) return cudaSuccess;
     return visit_real(elem, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        im2col_kernel<<<grid_for(n), kThreads, 0, stream>>>(w, static_cast<const T*>(x), count,
-                                                            static_cast<T*>(patches));
+        im2col_kernel<<<grid_for(n), kThreads, 0, stream>>>(
+            w, static_cast<const T*>(x), count, static_cast<T*>(patches));
         return cudaGetLastError();
     });
 }
 
-cudaError_t col2im(Elem elem, const Window& w, const void* dpatches, int64_t count, void* dx,
+cudaError_t col2im(Elem elem,
+                   const Window& w,
+                   const void* dpatches,
+                   int64_t count,
+                   void* dx,
                    cudaStream_t stream) {
     const int64_t n = count * w.h * w.w * w.c;
     if (n == 0) return cudaSuccess;
     return visit_real(elem, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        col2im_kernel<<<grid_for(n), kThreads, 0, stream>>>(w, static_cast<const T*>(dpatches),
-                                                            count, static_cast<T*>(dx));
+        col2im_kernel<<<grid_for(n), kThreads, 0, stream>>>(
+            w, static_cast<const T*>(dpatches), count, static_cast<T*>(dx));
         return cudaGetLastError();
     });
 }
 
-cudaError_t max_pool(Elem elem, const Window& w, const void* x, void* y, int64_t* argmax,
-                     cudaStream_t stream) {
+cudaError_t max_pool(
+    Elem elem, const Window& w, const void* x, void* y, int64_t* argmax, cudaStream_t stream) {
     const int64_t n = w.n * w.oh * w.ow * w.c;
     if (n == 0) return cudaSuccess;
     return visit_real(elem, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        max_pool_kernel<<<grid_for(n), kThreads, 0, stream>>>(w, static_cast<const T*>(x),
-                                                              static_cast<T*>(y), argmax);
+        max_pool_kernel<<<grid_for(n), kThreads, 0, stream>>>(
+            w, static_cast<const T*>(x), static_cast<T*>(y), argmax);
         return cudaGetLastError();
     });
 }
@@ -187,19 +194,20 @@ cudaError_t avg_pool(Elem elem, const Window& w, const void* x, void* y, cudaStr
     if (n == 0) return cudaSuccess;
     return visit_real(elem, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        avg_pool_kernel<<<grid_for(n), kThreads, 0, stream>>>(w, static_cast<const T*>(x),
-                                                              static_cast<T*>(y));
+        avg_pool_kernel<<<grid_for(n), kThreads, 0, stream>>>(
+            w, static_cast<const T*>(x), static_cast<T*>(y));
         return cudaGetLastError();
     });
 }
 
-cudaError_t avg_pool_grad(Elem elem, const Window& w, const void* g, void* dx, cudaStream_t stream) {
+cudaError_t avg_pool_grad(
+    Elem elem, const Window& w, const void* g, void* dx, cudaStream_t stream) {
     const int64_t n = w.n * w.h * w.w * w.c;
     if (n == 0) return cudaSuccess;
     return visit_real(elem, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        avg_pool_grad_kernel<<<grid_for(n), kThreads, 0, stream>>>(w, static_cast<const T*>(g),
-                                                                   static_cast<T*>(dx));
+        avg_pool_grad_kernel<<<grid_for(n), kThreads, 0, stream>>>(
+            w, static_cast<const T*>(g), static_cast<T*>(dx));
         return cudaGetLastError();
     });
 }

@@ -45,8 +45,8 @@ __global__ void strided_copy_rows(E* out, const E* in, int64_t rows, IndexPlan<2
 }
 
 template <class E>
-cudaError_t copy_typed(void* out, const void* in, int64_t n, const IndexPlan<2>& plan,
-                       cudaStream_t stream) {
+cudaError_t copy_typed(
+    void* out, const void* in, int64_t n, const IndexPlan<2>& plan, cudaStream_t stream) {
     if (use_rows(plan)) {
         const int64_t cols = plan.dims[plan.rank - 1];
         strided_copy_rows<E><<<row_grid(n / cols, cols), kThreads, 0, stream>>>(
@@ -65,7 +65,8 @@ constexpr int kTile = 32;
 constexpr int kTileRows = 8;
 
 template <class E>
-__global__ void transpose_tiled_kernel(const E* in, E* out, int64_t batch, int64_t rows, int64_t cols) {
+__global__ void transpose_tiled_kernel(
+    const E* in, E* out, int64_t batch, int64_t rows, int64_t cols) {
     __shared__ E tile[kTile][kTile + 1];
     const int64_t c0 = static_cast<int64_t>(blockIdx.x) * kTile;
     for (int64_t b = blockIdx.z; b < batch; b += gridDim.z) {
@@ -90,12 +91,13 @@ __global__ void transpose_tiled_kernel(const E* in, E* out, int64_t batch, int64
 }
 
 template <class E>
-cudaError_t transpose_typed(void* out, const void* in, int64_t batch, int64_t rows, int64_t cols,
-                            cudaStream_t stream) {
+cudaError_t transpose_typed(
+    void* out, const void* in, int64_t batch, int64_t rows, int64_t cols, cudaStream_t stream) {
     const auto tiles = [](int64_t n, int64_t limit) {
         return static_cast<unsigned>(std::min<int64_t>((n + kTile - 1) / kTile, limit));
     };
-    const dim3 grid(static_cast<unsigned>((cols + kTile - 1) / kTile), tiles(rows, 65535),
+    const dim3 grid(static_cast<unsigned>((cols + kTile - 1) / kTile),
+                    tiles(rows, 65535),
                     static_cast<unsigned>(std::min<int64_t>(batch, 65535)));
     transpose_tiled_kernel<E><<<grid, dim3(kTile, kTileRows), 0, stream>>>(
         static_cast<const E*>(in), static_cast<E*>(out), batch, rows, cols);
@@ -113,7 +115,8 @@ __global__ void mirror_pad_kernel(E* out, const E* in, int64_t n, MirrorPlan p) 
         const int64_t j = rest - q * p.out_dims[d] - p.before[d];
         rest = q;
         const int64_t size = p.in_dims[d];
-        const int64_t src = j < 0 ? -j - 1 + p.offset : (j >= size ? 2 * size - 1 - p.offset - j : j);
+        const int64_t src =
+            j < 0 ? -j - 1 + p.offset : (j >= size ? 2 * size - 1 - p.offset - j : j);
         off += src * stride;
         stride *= size;
     }
@@ -121,46 +124,69 @@ __global__ void mirror_pad_kernel(E* out, const E* in, int64_t n, MirrorPlan p) 
 }
 
 template <class E>
-cudaError_t mirror_typed(void* out, const void* in, int64_t n, const MirrorPlan& plan, cudaStream_t stream) {
-    mirror_pad_kernel<E><<<blocks_for(n, 1), kThreads, 0, stream>>>(static_cast<E*>(out),
-                                                                    static_cast<const E*>(in), n, plan);
+cudaError_t mirror_typed(
+    void* out, const void* in, int64_t n, const MirrorPlan& plan, cudaStream_t stream) {
+    mirror_pad_kernel<E><<<blocks_for(n, 1), kThreads, 0, stream>>>(
+        static_cast<E*>(out), static_cast<const E*>(in), n, plan);
     return cudaGetLastError();
 }
 
 }  // namespace
 
-cudaError_t mirror_pad(void* out, const void* in, int element_size, int64_t n, const MirrorPlan& plan,
+cudaError_t mirror_pad(void* out,
+                       const void* in,
+                       int element_size,
+                       int64_t n,
+                       const MirrorPlan& plan,
                        cudaStream_t stream) {
     if (n == 0) return cudaSuccess;
     switch (element_size) {
-        case 1: return mirror_typed<uint8_t>(out, in, n, plan, stream);
-        case 2: return mirror_typed<uint16_t>(out, in, n, plan, stream);
-        case 4: return mirror_typed<uint32_t>(out, in, n, plan, stream);
-        default: return mirror_typed<uint64_t>(out, in, n, plan, stream);
+        case 1:
+            return mirror_typed<uint8_t>(out, in, n, plan, stream);
+        case 2:
+            return mirror_typed<uint16_t>(out, in, n, plan, stream);
+        case 4:
+            return mirror_typed<uint32_t>(out, in, n, plan, stream);
+        default:
+            return mirror_typed<uint64_t>(out, in, n, plan, stream);
     }
 }
 
-cudaError_t transpose_last2(void* out, const void* in, int element_size, int64_t batch,
-                            int64_t rows, int64_t cols, cudaStream_t stream) {
+cudaError_t transpose_last2(void* out,
+                            const void* in,
+                            int element_size,
+                            int64_t batch,
+                            int64_t rows,
+                            int64_t cols,
+                            cudaStream_t stream) {
     if (batch == 0 || rows == 0 || cols == 0) return cudaSuccess;
     switch (element_size) {
-        case 1: return transpose_typed<uint8_t>(out, in, batch, rows, cols, stream);
-        case 2: return transpose_typed<uint16_t>(out, in, batch, rows, cols, stream);
-        case 4: return transpose_typed<uint32_t>(out, in, batch, rows, cols, stream);
-        default: return transpose_typed<uint64_t>(out, in, batch, rows, cols, stream);
+        case 1:
+            return transpose_typed<uint8_t>(out, in, batch, rows, cols, stream);
+        case 2:
+            return transpose_typed<uint16_t>(out, in, batch, rows, cols, stream);
+        case 4:
+            return transpose_typed<uint32_t>(out, in, batch, rows, cols, stream);
+        default:
+            return transpose_typed<uint64_t>(out, in, batch, rows, cols, stream);
     }
 }
 
-cudaError_t strided_copy(void* out, const void* in, int element_size, const IndexPlan<2>& plan,
-                         cudaStream_t stream) {
+cudaError_t strided_copy(
+    void* out, const void* in, int element_size, const IndexPlan<2>& plan, cudaStream_t stream) {
     int64_t n = 1;
-    for (int d = 0; d < plan.rank; ++d) n *= plan.dims[d];
+    for (int d = 0; d < plan.rank; ++d)
+        n *= plan.dims[d];
     if (n == 0) return cudaSuccess;
     switch (element_size) {
-        case 1: return copy_typed<uint8_t>(out, in, n, plan, stream);
-        case 2: return copy_typed<uint16_t>(out, in, n, plan, stream);
-        case 4: return copy_typed<uint32_t>(out, in, n, plan, stream);
-        default: return copy_typed<uint64_t>(out, in, n, plan, stream);
+        case 1:
+            return copy_typed<uint8_t>(out, in, n, plan, stream);
+        case 2:
+            return copy_typed<uint16_t>(out, in, n, plan, stream);
+        case 4:
+            return copy_typed<uint32_t>(out, in, n, plan, stream);
+        default:
+            return copy_typed<uint64_t>(out, in, n, plan, stream);
     }
 }
 

@@ -1,12 +1,11 @@
 // dlopen-based loading of cuBLAS (see cublas_loader.hpp).
 #include "cublas_loader.hpp"
 
-#include <cuda_runtime_api.h>
-#include <dlfcn.h>
-
 #include <filesystem>
 #include <string>
 
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <tapeflow/core/error.hpp>
@@ -20,7 +19,8 @@ void* open_cublas() {
     if (void* handle = dlopen(kSoname.c_str(), RTLD_NOW | RTLD_LOCAL)) return handle;
     const std::string first_error = dlerror();
     Dl_info info{};  // next to the CUDA runtime this library was linked with
-    if (dladdr(reinterpret_cast<void*>(&cudaGetDeviceCount), &info) != 0 && info.dli_fname != nullptr) {
+    if (dladdr(reinterpret_cast<void*>(&cudaGetDeviceCount), &info) != 0 &&
+        info.dli_fname != nullptr) {
         const auto path = std::filesystem::path(info.dli_fname).parent_path() / kSoname;
         if (void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) return handle;
     }

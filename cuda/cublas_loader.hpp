@@ -10,15 +10,48 @@ namespace tapeflow::cuda_detail {
 /// The cuBLAS entry points tapeflow calls (the _v2 ABI that cublas_v2.h's names map to). The gemm
 /// types are spelled out: C++ overloads of cublasGemmEx (a legacy computeType) hide them.
 struct CublasApi {
-    using GemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
-                                      int, int, const void*, const void*, cudaDataType, int,
-                                      const void*, cudaDataType, int, const void*, void*,
-                                      cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
-    using GemmStridedBatchedEx = cublasStatus_t (*)(
-        cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
-        const void*, cudaDataType, int, long long, const void*, cudaDataType, int, long long,
-        const void*, void*, cudaDataType, int, long long, int, cublasComputeType_t,
-        cublasGemmAlgo_t);
+    using GemmEx = cublasStatus_t (*)(cublasHandle_t,
+                                      cublasOperation_t,
+                                      cublasOperation_t,
+                                      int,
+                                      int,
+                                      int,
+                                      const void*,
+                                      const void*,
+                                      cudaDataType,
+                                      int,
+                                      const void*,
+                                      cudaDataType,
+                                      int,
+                                      const void*,
+                                      void*,
+                                      cudaDataType,
+                                      int,
+                                      cublasComputeType_t,
+                                      cublasGemmAlgo_t);
+    using GemmStridedBatchedEx = cublasStatus_t (*)(cublasHandle_t,
+                                                    cublasOperation_t,
+                                                    cublasOperation_t,
+                                                    int,
+                                                    int,
+                                                    int,
+                                                    const void*,
+                                                    const void*,
+                                                    cudaDataType,
+                                                    int,
+                                                    long long,
+                                                    const void*,
+                                                    cudaDataType,
+                                                    int,
+                                                    long long,
+                                                    const void*,
+                                                    void*,
+                                                    cudaDataType,
+                                                    int,
+                                                    long long,
+                                                    int,
+                                                    cublasComputeType_t,
+                                                    cublasGemmAlgo_t);
     decltype(&cublasCreate_v2) create = nullptr;
     decltype(&cublasSetStream_v2) set_stream = nullptr;
     GemmEx gemm_ex = nullptr;

@@ -62,14 +62,22 @@ struct Tag {
 template <class F>
 cudaError_t visit_elem(Elem elem, F&& f) {
     switch (elem) {
-        case Elem::f32: return f(Tag<float>{});
-        case Elem::f64: return f(Tag<double>{});
-        case Elem::i32: return f(Tag<int32_t>{});
-        case Elem::i64: return f(Tag<int64_t>{});
-        case Elem::u8: return f(Tag<uint8_t>{});
-        case Elem::b8: return f(Tag<bool>{});
-        case Elem::f16: return f(Tag<__half>{});
-        case Elem::bf16: return f(Tag<__nv_bfloat16>{});
+        case Elem::f32:
+            return f(Tag<float>{});
+        case Elem::f64:
+            return f(Tag<double>{});
+        case Elem::i32:
+            return f(Tag<int32_t>{});
+        case Elem::i64:
+            return f(Tag<int64_t>{});
+        case Elem::u8:
+            return f(Tag<uint8_t>{});
+        case Elem::b8:
+            return f(Tag<bool>{});
+        case Elem::f16:
+            return f(Tag<__half>{});
+        case Elem::bf16:
+            return f(Tag<__nv_bfloat16>{});
     }
     return cudaErrorInvalidValue;
 }
@@ -88,8 +96,8 @@ inline unsigned grid_for(int64_t n) {
 }
 
 /// for (i = this thread's first index; i < n; i += threads in the grid)
-#define TAPEFLOW_FOR_EACH(i, n)                                                                  \
-    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n);     \
+#define TAPEFLOW_FOR_EACH(i, n)                                                            \
+    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
          i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
 /// f(Tag<T>{}) for float32/float64 (the nn ops' dtypes); cudaErrorInvalidValue otherwise.
@@ -102,23 +110,29 @@ cudaError_t visit_real(Elem elem, F&& f) {
 
 /// Operand offsets of index i over the first `rank` dimensions of `plan` (row-major).
 template <int N>
-__device__ __forceinline__ void offsets_over(const IndexPlan<N>& plan, int rank, int64_t i,
+__device__ __forceinline__ void offsets_over(const IndexPlan<N>& plan,
+                                             int rank,
+                                             int64_t i,
                                              int64_t (&off)[N]) {
 #pragma unroll
-    for (int k = 0; k < N; ++k) off[k] = 0;
+    for (int k = 0; k < N; ++k)
+        off[k] = 0;
     for (int d = rank - 1; d >= 0; --d) {
         const int64_t size = plan.dims[d];
         const int64_t q = i / size;
         const int64_t idx = i - q * size;
         i = q;
 #pragma unroll
-        for (int k = 0; k < N; ++k) off[k] += idx * plan.strides[k][d];
+        for (int k = 0; k < N; ++k)
+            off[k] += idx * plan.strides[k][d];
     }
 }
 
 /// Operand offsets of output element i under `plan` (row-major over plan.dims).
 template <int N>
-__device__ __forceinline__ void plan_offsets(const IndexPlan<N>& plan, int64_t i, int64_t (&off)[N]) {
+__device__ __forceinline__ void plan_offsets(const IndexPlan<N>& plan,
+                                             int64_t i,
+                                             int64_t (&off)[N]) {
     offsets_over(plan, plan.rank, i, off);
 }
 
@@ -128,10 +142,13 @@ inline constexpr int64_t kMinRowLength = 64;
 
 /// Operand offsets of the start of row `row` (the plan's dimensions but the last, row-major).
 template <int N>
-__device__ __forceinline__ void row_offsets(const IndexPlan<N>& plan, int64_t row, int64_t (&off)[N]) {
+__device__ __forceinline__ void row_offsets(const IndexPlan<N>& plan,
+                                            int64_t row,
+                                            int64_t (&off)[N]) {
     if (plan.rank == 2) {  // the common case: no division
 #pragma unroll
-        for (int k = 0; k < N; ++k) off[k] = row * plan.strides[k][0];
+        for (int k = 0; k < N; ++k)
+            off[k] = row * plan.strides[k][0];
         return;
     }
     offsets_over(plan, plan.rank - 1, row, off);

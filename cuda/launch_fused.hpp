@@ -8,16 +8,33 @@ namespace tapeflow::cuda_launch {
 
 /// LayerNorm of the rows of x [rows, cols]: y (elem) and the rows' mean and 1/sqrt(var + epsilon)
 /// (float64 for f64, float32 otherwise); any float elem.
-cudaError_t layer_norm(Elem elem, const void* x, const void* gamma, const void* beta,
-                       double epsilon, void* y, void* mean, void* rstd, int64_t rows, int64_t cols,
+cudaError_t layer_norm(Elem elem,
+                       const void* x,
+                       const void* gamma,
+                       const void* beta,
+                       double epsilon,
+                       void* y,
+                       void* mean,
+                       void* rstd,
+                       int64_t rows,
+                       int64_t cols,
                        cudaStream_t stream);
 /// Partial rows of dgamma and dbeta that layer_norm_grad's scratch holds (2 * cols each).
 int64_t layer_norm_grad_partials(int64_t rows);
 /// LayerNormGrad: dx [rows, cols], dgamma and dbeta [cols]; `scratch` holds
 /// 2 * cols * layer_norm_grad_partials(rows) compute-type values.
-cudaError_t layer_norm_grad(Elem elem, const void* dy, const void* x, const void* gamma,
-                            const void* mean, const void* rstd, void* dx, void* dgamma,
-                            void* dbeta, void* scratch, int64_t rows, int64_t cols,
+cudaError_t layer_norm_grad(Elem elem,
+                            const void* dy,
+                            const void* x,
+                            const void* gamma,
+                            const void* mean,
+                            const void* rstd,
+                            void* dx,
+                            void* dgamma,
+                            void* dbeta,
+                            void* scratch,
+                            int64_t rows,
+                            int64_t cols,
                             cudaStream_t stream);
 
 /// One attention call: q [b, t, n, h], k and v [b, s, n, h]; the bias (elem) and the bool mask are
@@ -35,13 +52,29 @@ struct AttentionParams {
 inline constexpr int64_t kMaxAttentionHead = 128;
 /// Tiled online-softmax forward: out [b, t, n, h] and the rows' log-sum-exp lse [b, n, t]
 /// (float64 for f64, float32 otherwise; -inf marks a row whose keys are all masked).
-cudaError_t attention(Elem elem, const AttentionParams& p, const void* q, const void* k,
-                      const void* v, void* out, void* lse, cudaStream_t stream);
+cudaError_t attention(Elem elem,
+                      const AttentionParams& p,
+                      const void* q,
+                      const void* k,
+                      const void* v,
+                      void* out,
+                      void* lse,
+                      cudaStream_t stream);
 /// Backward from the forward's out and lse: dq, dk, dv, and dbias [b, n, t, s] when not null.
 /// `scratch` holds b * n * t compute-type values (the rows' sum of dout * out).
-cudaError_t attention_grad(Elem elem, const AttentionParams& p, const void* dout, const void* q,
-                           const void* k, const void* v, const void* out, const void* lse,
-                           void* dq, void* dk, void* dv, void* dbias, void* scratch,
+cudaError_t attention_grad(Elem elem,
+                           const AttentionParams& p,
+                           const void* dout,
+                           const void* q,
+                           const void* k,
+                           const void* v,
+                           const void* out,
+                           const void* lse,
+                           void* dq,
+                           void* dk,
+                           void* dv,
+                           void* dbias,
+                           void* scratch,
                            cudaStream_t stream);
 
 }  // namespace tapeflow::cuda_launch

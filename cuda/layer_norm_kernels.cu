@@ -24,18 +24,27 @@ __device__ C block_sum(C v) {
     __syncthreads();
     C total = 0;
 #pragma unroll
-    for (int w = 0; w < kRowThreads / 32; ++w) total += partial[w];
+    for (int w = 0; w < kRowThreads / 32; ++w)
+        total += partial[w];
     __syncthreads();  // partial is reused by the next call
     return total;
 }
 
 template <class T, class C>
-__global__ void layer_norm_kernel(const T* x, const T* gamma, const T* beta, C eps, T* y, C* mean,
-                                  C* rstd, int64_t rows, int64_t cols) {
+__global__ void layer_norm_kernel(const T* x,
+                                  const T* gamma,
+                                  const T* beta,
+                                  C eps,
+                                  T* y,
+                                  C* mean,
+                                  C* rstd,
+                                  int64_t rows,
+                                  int64_t cols) {
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
         const T* xr = x + r * cols;
         C s = 0;
-        for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) s += load(xr[j]);
+        for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
+            s += load(xr[j]);
         const C m = block_sum(s) / static_cast<C>(cols);
         C v = 0;
         for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
@@ -55,8 +64,14 @@ __global__ void layer_norm_kernel(const T* x, const T* gamma, const T* beta, C e
 
 // dx = rstd (g gamma - mean(g gamma) - xhat mean(g gamma xhat)), one block per row.
 template <class T, class C>
-__global__ void layer_norm_dx_kernel(const T* dy, const T* x, const T* gamma, const C* mean,
-                                     const C* rstd, T* dx, int64_t rows, int64_t cols) {
+__global__ void layer_norm_dx_kernel(const T* dy,
+                                     const T* x,
+                                     const T* gamma,
+                                     const C* mean,
+                                     const C* rstd,
+                                     T* dx,
+                                     int64_t rows,
+                                     int64_t cols) {
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
         const T* g = dy + r * cols;
         const T* xr = x + r * cols;
@@ -79,8 +94,14 @@ __global__ void layer_norm_dx_kernel(const T* dy, const T* x, const T* gamma, co
 
 // partial[chunk] = (sum over the chunk's rows of g xhat, of g): thread per column, y per chunk.
 template <class T, class C>
-__global__ void layer_norm_partials_kernel(const T* dy, const T* x, const C* mean, const C* rstd,
-                                           C* partial, int64_t rows, int64_t cols, int64_t chunk) {
+__global__ void layer_norm_partials_kernel(const T* dy,
+                                           const T* x,
+                                           const C* mean,
+                                           const C* rstd,
+                                           C* partial,
+                                           int64_t rows,
+                                           int64_t cols,
+                                           int64_t chunk) {
     const int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
     if (j >= cols) return;
     const int64_t r0 = blockIdx.y * chunk;
@@ -96,8 +117,8 @@ __global__ void layer_norm_partials_kernel(const T* dy, const T* x, const C* mea
 }
 
 template <class T, class C>
-__global__ void layer_norm_sum_partials_kernel(const C* partial, int64_t chunks, int64_t cols,
-                                               T* dgamma, T* dbeta) {
+__global__ void layer_norm_sum_partials_kernel(
+    const C* partial, int64_t chunks, int64_t cols, T* dgamma, T* dbeta) {
     TAPEFLOW_FOR_EACH(j, cols) {
         C sg = 0, sb = 0;
         for (int64_t c = 0; c < chunks; ++c) {
@@ -109,7 +130,9 @@ __global__ void layer_norm_sum_partials_kernel(const C* partial, int64_t chunks,
     }
 }
 
-unsigned row_blocks(int64_t rows) { return static_cast<unsigned>(rows < 65535 ? rows : 65535); }
+unsigned row_blocks(int64_t rows) {
+    return static_cast<unsigned>(rows < 65535 ? rows : 65535);
+}
 
 template <class F>
 cudaError_t visit_float(Elem elem, F&& f) {
@@ -121,18 +144,32 @@ cudaError_t visit_float(Elem elem, F&& f) {
 
 }  // namespace
 
-cudaError_t layer_norm(Elem elem, const void* x, const void* gamma, const void* beta,
-                       double epsilon, void* y, void* mean, void* rstd, int64_t rows, int64_t cols,
+cudaError_t layer_norm(Elem elem,
+                       const void* x,
+                       const void* gamma,
+                       const void* beta,
+                       double epsilon,
+                       void* y,
+                       void* mean,
+                       void* rstd,
+                       int64_t rows,
+                       int64_t cols,
                        cudaStream_t stream) {
     if (rows == 0) return cudaSuccess;
     return visit_float(elem, [&](auto tag) {
         using T = typename decltype(tag)::type;
         if constexpr (std::is_floating_point_v<T> || kIsHalf<T>) {
             using C = compute_t<T>;
-            layer_norm_kernel<T, C><<<row_blocks(rows), kRowThreads, 0, stream>>>(
-                static_cast<const T*>(x), static_cast<const T*>(gamma), static_cast<const T*>(beta),
-                static_cast<C>(epsilon), static_cast<T*>(y), static_cast<C*>(mean),
-                static_cast<C*>(rstd), rows, cols);
+            layer_norm_kernel<T, C>
+                <<<row_blocks(rows), kRowThreads, 0, stream>>>(static_cast<const T*>(x),
+                                                               static_cast<const T*>(gamma),
+                                                               static_cast<const T*>(beta),
+                                                               static_cast<C>(epsilon),
+                                                               static_cast<T*>(y),
+                                                               static_cast<C*>(mean),
+                                                               static_cast<C*>(rstd),
+                                                               rows,
+                                                               cols);
             return cudaGetLastError();
         }
         return cudaErrorInvalidValue;
@@ -143,9 +180,18 @@ int64_t layer_norm_grad_partials(int64_t rows) {
     return rows < kMaxPartials ? (rows > 0 ? rows : 1) : kMaxPartials;
 }
 
-cudaError_t layer_norm_grad(Elem elem, const void* dy, const void* x, const void* gamma,
-                            const void* mean, const void* rstd, void* dx, void* dgamma,
-                            void* dbeta, void* scratch, int64_t rows, int64_t cols,
+cudaError_t layer_norm_grad(Elem elem,
+                            const void* dy,
+                            const void* x,
+                            const void* gamma,
+                            const void* mean,
+                            const void* rstd,
+                            void* dx,
+                            void* dgamma,
+                            void* dbeta,
+                            void* scratch,
+                            int64_t rows,
+                            int64_t cols,
                             cudaStream_t stream) {
     if (cols == 0) return cudaSuccess;
     return visit_float(elem, [&](auto tag) {
@@ -165,8 +211,8 @@ cudaError_t layer_norm_grad(Elem elem, const void* dy, const void* x, const void
             auto* partial = static_cast<C*>(scratch);
             const dim3 grid(static_cast<unsigned>((cols + kThreads - 1) / kThreads),
                             static_cast<unsigned>(chunks));
-            layer_norm_partials_kernel<T, C><<<grid, kThreads, 0, stream>>>(g, xs, m, s, partial,
-                                                                           rows, cols, chunk);
+            layer_norm_partials_kernel<T, C>
+                <<<grid, kThreads, 0, stream>>>(g, xs, m, s, partial, rows, cols, chunk);
             layer_norm_sum_partials_kernel<T, C><<<grid_for(cols), kThreads, 0, stream>>>(
                 partial, chunks, cols, static_cast<T*>(dgamma), static_cast<T*>(dbeta));
             return cudaGetLastError();

@@ -4,6 +4,8 @@
 // broadcasts over MPI. NCCL runs on tapeflow's stream of that GPU, nonblocking: waits poll the
 // stream and the communicator's error state under NOTE [Deadlines] (lib/distribute/transport.hpp)
 // and abort the communicator on timeout.
+#include "nccl_collectives.hpp"
+
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -16,7 +18,6 @@
 
 #include "cuda_check.hpp"
 #include "cuda_context.hpp"
-#include "nccl_collectives.hpp"
 #include "distribute/transport.hpp"
 #include "distribute/wire.hpp"
 

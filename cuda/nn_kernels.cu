@@ -45,19 +45,29 @@ template <bool kGrad, class Body>
 cudaError_t with_functor(Activation op, double alpha, Body&& body) {
     if constexpr (kGrad) {
         switch (op) {
-            case Activation::relu: return body(act::ReluGrad{});
-            case Activation::relu6: return body(act::Relu6Grad{});
-            case Activation::elu: return body(act::EluGrad{});
-            case Activation::selu: return body(act::SeluGrad{});
-            case Activation::leaky_relu: return body(act::LeakyReluGrad{alpha});
+            case Activation::relu:
+                return body(act::ReluGrad{});
+            case Activation::relu6:
+                return body(act::Relu6Grad{});
+            case Activation::elu:
+                return body(act::EluGrad{});
+            case Activation::selu:
+                return body(act::SeluGrad{});
+            case Activation::leaky_relu:
+                return body(act::LeakyReluGrad{alpha});
         }
     } else {
         switch (op) {
-            case Activation::relu: return body(act::Relu{});
-            case Activation::relu6: return body(act::Relu6{});
-            case Activation::elu: return body(act::Elu{});
-            case Activation::selu: return body(act::Selu{});
-            case Activation::leaky_relu: return body(act::LeakyRelu{alpha});
+            case Activation::relu:
+                return body(act::Relu{});
+            case Activation::relu6:
+                return body(act::Relu6{});
+            case Activation::elu:
+                return body(act::Elu{});
+            case Activation::selu:
+                return body(act::Selu{});
+            case Activation::leaky_relu:
+                return body(act::LeakyRelu{alpha});
         }
     }
     return cudaErrorInvalidValue;
@@ -103,10 +113,12 @@ struct SumOp {
 template <class T>
 __device__ void row_stats(const T* x, int64_t n, int64_t stride, T& m, T& sum) {
     T local = -INFINITY;
-    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) local = max_nan(local, x[i * stride]);
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+        local = max_nan(local, x[i * stride]);
     m = block_reduce(local, MaxOp{});
     T s = 0;
-    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += exp(x[i * stride] - m);
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+        s += exp(x[i * stride] - m);
     sum = block_reduce(s, SumOp{});
 }
 
@@ -127,8 +139,13 @@ __global__ void softmax_kernel(const T* in, T* out, int64_t outer, int64_t n, in
 }
 
 template <class T, class L>
-__global__ void xent_kernel(Xent kind, const T* logits, const T* dense_labels, const L* labels,
-                            T* out, int64_t rows, int64_t n) {
+__global__ void xent_kernel(Xent kind,
+                            const T* logits,
+                            const T* dense_labels,
+                            const L* labels,
+                            T* out,
+                            int64_t rows,
+                            int64_t n) {
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
         const T* x = logits + r * n;
         T m, sum;
@@ -137,7 +154,8 @@ __global__ void xent_kernel(Xent kind, const T* logits, const T* dense_labels, c
         if (kind == Xent::dense) {
             const T* z = dense_labels + r * n;
             T acc = 0;
-            for (int64_t i = threadIdx.x; i < n; i += blockDim.x) acc += z[i] * (lse - x[i]);
+            for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+                acc += z[i] * (lse - x[i]);
             acc = block_reduce(acc, SumOp{});
             if (threadIdx.x == 0) out[r] = acc;
         } else if (kind == Xent::sparse) {
@@ -153,8 +171,8 @@ __global__ void xent_kernel(Xent kind, const T* logits, const T* dense_labels, c
 }
 
 template <class S>
-__global__ void bias_add_kernel(const S* x, const S* bias, S* out, int64_t n, int64_t c,
-                                int64_t inner) {
+__global__ void bias_add_kernel(
+    const S* x, const S* bias, S* out, int64_t n, int64_t c, int64_t inner) {
     const ew::Add add{};
     TAPEFLOW_FOR_EACH(i, n) {
         out[i] = store<S>(add(load(x[i]), load(bias[(i / inner) % c])));
@@ -167,7 +185,12 @@ unsigned row_blocks(int64_t rows) {
 
 }  // namespace
 
-cudaError_t activation(Activation op, double alpha, Elem elem, const void* in, void* out, int64_t n,
+cudaError_t activation(Activation op,
+                       double alpha,
+                       Elem elem,
+                       const void* in,
+                       void* out,
+                       int64_t n,
                        cudaStream_t stream) {
     if (n == 0) return cudaSuccess;
     return visit_elem(elem, [&](auto tag) {
@@ -184,8 +207,14 @@ cudaError_t activation(Activation op, double alpha, Elem elem, const void* in, v
     });
 }
 
-cudaError_t activation_grad(Activation op, double alpha, Elem elem, const void* g, const void* x,
-                            void* out, int64_t n, cudaStream_t stream) {
+cudaError_t activation_grad(Activation op,
+                            double alpha,
+                            Elem elem,
+                            const void* g,
+                            const void* x,
+                            void* out,
+                            int64_t n,
+                            cudaStream_t stream) {
     if (n == 0) return cudaSuccess;
     return visit_elem(elem, [&](auto tag) {
         using S = typename decltype(tag)::type;
@@ -201,24 +230,39 @@ cudaError_t activation_grad(Activation op, double alpha, Elem elem, const void* 
     });
 }
 
-cudaError_t softmax(bool log, Elem elem, const void* in, void* out, int64_t outer, int64_t n,
-                    int64_t inner, cudaStream_t stream) {
+cudaError_t softmax(bool log,
+                    Elem elem,
+                    const void* in,
+                    void* out,
+                    int64_t outer,
+                    int64_t n,
+                    int64_t inner,
+                    cudaStream_t stream) {
     if (outer * n * inner == 0) return cudaSuccess;
     return visit_real(elem, [&](auto tag) {
         using T = typename decltype(tag)::type;
         const auto* x = static_cast<const T*>(in);
         auto* y = static_cast<T*>(out);
         if (log) {
-            softmax_kernel<T, true><<<row_blocks(outer * inner), kThreads, 0, stream>>>(x, y, outer, n, inner);
+            softmax_kernel<T, true>
+                <<<row_blocks(outer * inner), kThreads, 0, stream>>>(x, y, outer, n, inner);
         } else {
-            softmax_kernel<T, false><<<row_blocks(outer * inner), kThreads, 0, stream>>>(x, y, outer, n, inner);
+            softmax_kernel<T, false>
+                <<<row_blocks(outer * inner), kThreads, 0, stream>>>(x, y, outer, n, inner);
         }
         return cudaGetLastError();
     });
 }
 
-cudaError_t xent(Xent kind, Elem elem, const void* logits, const void* labels, bool label_is_64,
-                 void* out, int64_t rows, int64_t n, cudaStream_t stream) {
+cudaError_t xent(Xent kind,
+                 Elem elem,
+                 const void* logits,
+                 const void* labels,
+                 bool label_is_64,
+                 void* out,
+                 int64_t rows,
+                 int64_t n,
+                 cudaStream_t stream) {
     if (rows == 0 || n == 0) return cudaSuccess;  // the caller zero-fills the losses of empty rows
     return visit_real(elem, [&](auto tag) {
         using T = typename decltype(tag)::type;
@@ -226,25 +270,37 @@ cudaError_t xent(Xent kind, Elem elem, const void* logits, const void* labels, b
         const auto* dense = kind == Xent::dense ? static_cast<const T*>(labels) : nullptr;
         if (label_is_64) {
             const auto* l = kind == Xent::dense ? nullptr : static_cast<const int64_t*>(labels);
-            xent_kernel<<<row_blocks(rows), kThreads, 0, stream>>>(kind, x, dense, l, static_cast<T*>(out), rows, n);
+            xent_kernel<<<row_blocks(rows), kThreads, 0, stream>>>(
+                kind, x, dense, l, static_cast<T*>(out), rows, n);
         } else {
             const auto* l = kind == Xent::dense ? nullptr : static_cast<const int32_t*>(labels);
-            xent_kernel<<<row_blocks(rows), kThreads, 0, stream>>>(kind, x, dense, l, static_cast<T*>(out), rows, n);
+            xent_kernel<<<row_blocks(rows), kThreads, 0, stream>>>(
+                kind, x, dense, l, static_cast<T*>(out), rows, n);
         }
         return cudaGetLastError();
     });
 }
 
-cudaError_t bias_add(Elem elem, const void* x, const void* bias, void* out, int64_t n, int64_t c,
-                     int64_t inner, cudaStream_t stream) {
+cudaError_t bias_add(Elem elem,
+                     const void* x,
+                     const void* bias,
+                     void* out,
+                     int64_t n,
+                     int64_t c,
+                     int64_t inner,
+                     cudaStream_t stream) {
     if (n == 0) return cudaSuccess;
     return visit_elem(elem, [&](auto tag) {
         using S = typename decltype(tag)::type;
         if constexpr (std::is_same_v<S, bool>) {
             return cudaErrorInvalidValue;
         } else {
-            bias_add_kernel<<<grid_for(n), kThreads, 0, stream>>>(
-                static_cast<const S*>(x), static_cast<const S*>(bias), static_cast<S*>(out), n, c, inner);
+            bias_add_kernel<<<grid_for(n), kThreads, 0, stream>>>(static_cast<const S*>(x),
+                                                                  static_cast<const S*>(bias),
+                                                                  static_cast<S*>(out),
+                                                                  n,
+                                                                  c,
+                                                                  inner);
             return cudaGetLastError();
         }
     });

@@ -31,9 +31,13 @@ TAPEFLOW_SAME_ELEM(bf16, bfloat16)
 /// The launchers' Window of a CPU window geometry (ops_cuda_nn.cpp).
 cuda_launch::Window window_of(const nn_detail::Window2d& w);
 
-inline cuda_launch::Elem elem_of(DType dtype) { return static_cast<cuda_launch::Elem>(dtype); }
+inline cuda_launch::Elem elem_of(DType dtype) {
+    return static_cast<cuda_launch::Elem>(dtype);
+}
 
-inline cudaStream_t stream_of(const KernelContext& ctx) { return cuda_detail::stream_for(ctx.device); }
+inline cudaStream_t stream_of(const KernelContext& ctx) {
+    return cuda_detail::stream_for(ctx.device);
+}
 
 /// Row-major element strides of `dims`.
 std::vector<int64_t> row_major_strides(const std::vector<int64_t>& dims);
@@ -53,9 +57,11 @@ void host_fallback(const KernelContext& ctx);
 /// Whether (op, dtype) runs through host_fallback on the GPU.
 bool uses_host_fallback(Op op, DType dtype);
 
-/// Raises InternalError (ResourceExhaustedError for CUBLAS_STATUS_ALLOC_FAILED) for a failed cuBLAS call.
+/// Raises InternalError (ResourceExhaustedError for CUBLAS_STATUS_ALLOC_FAILED) for a failed cuBLAS
+/// call.
 void cublas_check(cublasStatus_t status, const char* call, const char* file, int line);
-#define TAPEFLOW_CUBLAS_CHECK(call) ::tapeflow::cuda_ops::cublas_check((call), #call, __FILE__, __LINE__)
+#define TAPEFLOW_CUBLAS_CHECK(call) \
+    ::tapeflow::cuda_ops::cublas_check((call), #call, __FILE__, __LINE__)
 
 void register_elementwise_cuda(KernelRegistry& r);
 void register_reduce_cuda(KernelRegistry& r);
@@ -64,7 +70,7 @@ void register_nn_cuda(KernelRegistry& r);
 void register_training_cuda(KernelRegistry& r);
 void register_sort_cuda(KernelRegistry& r);       // ops_cuda_sort.cpp
 void register_depthwise_cuda(KernelRegistry& r);  // ops_cuda_depthwise.cpp
-void register_fused_cuda(KernelRegistry& r);  // ops_cuda_fused.cpp
+void register_fused_cuda(KernelRegistry& r);      // ops_cuda_fused.cpp
 
 }  // namespace tapeflow::cuda_ops
 

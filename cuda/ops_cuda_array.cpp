@@ -37,15 +37,19 @@ struct Walk {
             one.add(1, 0, 0);
             return one.run(ctx, out_base, in_base, dtype);
         }
-        TAPEFLOW_CUDA_CHECK(cuda_launch::strided_copy(
-            static_cast<char*>(out_base) + out * esize, static_cast<const char*>(in_base) + in * esize,
-            static_cast<int>(esize), plan, stream_of(ctx)));
+        TAPEFLOW_CUDA_CHECK(
+            cuda_launch::strided_copy(static_cast<char*>(out_base) + out * esize,
+                                      static_cast<const char*>(in_base) + in * esize,
+                                      static_cast<int>(esize),
+                                      plan,
+                                      stream_of(ctx)));
     }
 };
 
 int64_t product(const Dims& d, std::size_t from, std::size_t to) {
     int64_t p = 1;
-    for (std::size_t i = from; i < to && i < d.size(); ++i) p *= d[i];
+    for (std::size_t i = from; i < to && i < d.size(); ++i)
+        p *= d[i];
     return p;
 }
 
@@ -78,8 +82,12 @@ void pieces_kernel(const KernelContext& ctx, bool join) {
     }
 }
 
-void join_kernel(const KernelContext& ctx) { pieces_kernel(ctx, true); }
-void split_kernel(const KernelContext& ctx) { pieces_kernel(ctx, false); }
+void join_kernel(const KernelContext& ctx) {
+    pieces_kernel(ctx, true);
+}
+void split_kernel(const KernelContext& ctx) {
+    pieces_kernel(ctx, false);
+}
 
 // The permutation with size-1 axes dropped and runs of consecutive axes merged: in_dims are the
 // merged input dims, perm maps output axes to them. [2,3,4] perm (0,2,1) stays; (1,2,0) becomes
@@ -103,7 +111,8 @@ MergedPerm merge_perm(const Dims& dims, const Dims& perm) {
     }
     // Number the groups in input order.
     Dims order(groups.size());
-    for (std::size_t g = 0; g < groups.size(); ++g) order[g] = static_cast<int64_t>(g);
+    for (std::size_t g = 0; g < groups.size(); ++g)
+        order[g] = static_cast<int64_t>(g);
     std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
         return groups[static_cast<std::size_t>(a)][0] < groups[static_cast<std::size_t>(b)][0];
     });
@@ -112,7 +121,8 @@ MergedPerm merge_perm(const Dims& dims, const Dims& perm) {
     for (std::size_t rank = 0; rank < order.size(); ++rank) {
         const Dims& g = groups[static_cast<std::size_t>(order[rank])];
         int64_t size = 1;
-        for (int64_t p : g) size *= dims[static_cast<std::size_t>(p)];
+        for (int64_t p : g)
+            size *= dims[static_cast<std::size_t>(p)];
         m.in_dims.push_back(size);
         m.perm[static_cast<std::size_t>(order[rank])] = static_cast<int64_t>(rank);
     }
@@ -127,15 +137,22 @@ void transpose_kernel(const KernelContext& ctx) {
     const MergedPerm m = merge_perm(x.shape().dims(), perm);
     const bool swap2 = m.perm == Dims{1, 0};
     if (m.perm.size() <= 1) {  // the identity on the data
-        TAPEFLOW_CUDA_CHECK(cudaMemcpyAsync(y.mutable_raw_data(), x.raw_data(), x.nbytes(),
-                                            cudaMemcpyDeviceToDevice, stream_of(ctx)));
+        TAPEFLOW_CUDA_CHECK(cudaMemcpyAsync(y.mutable_raw_data(),
+                                            x.raw_data(),
+                                            x.nbytes(),
+                                            cudaMemcpyDeviceToDevice,
+                                            stream_of(ctx)));
         return;
     }
     if (swap2 || m.perm == Dims{0, 2, 1}) {  // [batch,] rows, cols -> [batch,] cols, rows
         const int64_t batch = swap2 ? 1 : m.in_dims[0];
-        TAPEFLOW_CUDA_CHECK(cuda_launch::transpose_last2(
-            y.mutable_raw_data(), x.raw_data(), static_cast<int>(dtype_size(x.dtype())), batch,
-            m.in_dims[m.in_dims.size() - 2], m.in_dims.back(), stream_of(ctx)));
+        TAPEFLOW_CUDA_CHECK(cuda_launch::transpose_last2(y.mutable_raw_data(),
+                                                         x.raw_data(),
+                                                         static_cast<int>(dtype_size(x.dtype())),
+                                                         batch,
+                                                         m.in_dims[m.in_dims.size() - 2],
+                                                         m.in_dims.back(),
+                                                         stream_of(ctx)));
         return;
     }
     const Dims in_strides = row_major_strides(x.shape().dims());
@@ -184,7 +201,8 @@ void tile_kernel(const KernelContext& ctx) {
 // The elements of `full` at begin + stride * idx (idx < size), in row-major order of the box,
 // against a contiguous `dense` tensor: slice and strided_slice read them, strided_slice_grad
 // writes them.
-Walk box_walk(const Dims& full, const Dims& begin, const Dims& stride, const Dims& size, bool into_full) {
+Walk box_walk(
+    const Dims& full, const Dims& begin, const Dims& stride, const Dims& size, bool into_full) {
     const Dims full_strides = row_major_strides(full);
     const Dims dense_strides = row_major_strides(size);
     Walk w;
@@ -203,7 +221,11 @@ void slice_kernel(const KernelContext& ctx) {
     const Tensor& y = ctx.outputs[0];
     if (y.num_elements() == 0) return;
     const Dims& full = x.shape().dims();
-    box_walk(full, ctx.attrs.get<Dims>("begin"), Dims(full.size(), 1), ctx.attrs.get<Dims>("size"), false)
+    box_walk(full,
+             ctx.attrs.get<Dims>("begin"),
+             Dims(full.size(), 1),
+             ctx.attrs.get<Dims>("size"),
+             false)
         .run(ctx, y.mutable_raw_data(), x.raw_data(), x.dtype());
 }
 
@@ -211,8 +233,11 @@ void strided_slice_kernel(const KernelContext& ctx) {
     const Tensor& x = ctx.inputs[0];
     const Tensor& y = ctx.outputs[0];
     if (y.num_elements() == 0) return;
-    box_walk(x.shape().dims(), ctx.attrs.get<Dims>("proc_begin"), ctx.attrs.get<Dims>("proc_strides"),
-             ctx.attrs.get<Dims>("proc_sizes"), false)
+    box_walk(x.shape().dims(),
+             ctx.attrs.get<Dims>("proc_begin"),
+             ctx.attrs.get<Dims>("proc_strides"),
+             ctx.attrs.get<Dims>("proc_sizes"),
+             false)
         .run(ctx, y.mutable_raw_data(), x.raw_data(), x.dtype());
 }
 
@@ -222,8 +247,11 @@ void strided_slice_grad_kernel(const KernelContext& ctx) {
     if (out.nbytes() == 0) return;
     TAPEFLOW_CUDA_CHECK(cudaMemsetAsync(out.mutable_raw_data(), 0, out.nbytes(), stream_of(ctx)));
     if (dy.num_elements() == 0) return;
-    box_walk(out.shape().dims(), ctx.attrs.get<Dims>("proc_begin"), ctx.attrs.get<Dims>("proc_strides"),
-             ctx.attrs.get<Dims>("proc_sizes"), true)
+    box_walk(out.shape().dims(),
+             ctx.attrs.get<Dims>("proc_begin"),
+             ctx.attrs.get<Dims>("proc_strides"),
+             ctx.attrs.get<Dims>("proc_sizes"),
+             true)
         .run(ctx, out.mutable_raw_data(), dy.raw_data(), dy.dtype());
 }
 
@@ -233,15 +261,20 @@ void pad_kernel(const KernelContext& ctx) {
     const Tensor& y = ctx.outputs[0];
     if (y.num_elements() == 0) return;
     const uint64_t pattern = value_bits(y.dtype(), ctx.attrs.get<double>("constant_values"));
-    TAPEFLOW_CUDA_CHECK(cuda_launch::fill_bits(y.mutable_raw_data(), y.num_elements(), pattern,
-                                               static_cast<int>(dtype_size(y.dtype())), stream_of(ctx)));
+    TAPEFLOW_CUDA_CHECK(cuda_launch::fill_bits(y.mutable_raw_data(),
+                                               y.num_elements(),
+                                               pattern,
+                                               static_cast<int>(dtype_size(y.dtype())),
+                                               stream_of(ctx)));
     if (x.num_elements() == 0) return;
     const auto& paddings = ctx.attrs.get<Dims>("paddings");
     const Dims& id = x.shape().dims();
     const Dims& od = y.shape().dims();
     Dims begin(id.size());
-    for (std::size_t d = 0; d < id.size(); ++d) begin[d] = paddings[2 * d];
-    box_walk(od, begin, Dims(id.size(), 1), id, true).run(ctx, y.mutable_raw_data(), x.raw_data(), x.dtype());
+    for (std::size_t d = 0; d < id.size(); ++d)
+        begin[d] = paddings[2 * d];
+    box_walk(od, begin, Dims(id.size(), 1), id, true)
+        .run(ctx, y.mutable_raw_data(), x.raw_data(), x.dtype());
 }
 
 // Indices are checked on a host copy (a synchronization, as on TensorFlow's CPU path); a bad one
@@ -273,10 +306,17 @@ void gather_kernel(const KernelContext& ctx) {
         return host_fallback(ctx);
     }
     if (out.num_elements() == 0 || inner == 0 || m == 0) return;
-    TAPEFLOW_CUDA_CHECK(cuda_launch::gather(params.raw_data(), indices.raw_data(),
-                                            elem_of(indices.dtype()), out.mutable_raw_data(),
+    TAPEFLOW_CUDA_CHECK(cuda_launch::gather(params.raw_data(),
+                                            indices.raw_data(),
+                                            elem_of(indices.dtype()),
+                                            out.mutable_raw_data(),
                                             static_cast<int>(dtype_size(params.dtype())),
-                                            out.num_elements(), outer, n, inner, m, stream_of(ctx)));
+                                            out.num_elements(),
+                                            outer,
+                                            n,
+                                            inner,
+                                            m,
+                                            stream_of(ctx)));
 }
 
 void mirror_pad_kernel(const KernelContext& ctx) {
@@ -293,9 +333,12 @@ void mirror_pad_kernel(const KernelContext& ctx) {
         plan.out_dims[d] = y.shape().dims()[d];
         plan.before[d] = paddings[2 * d];
     }
-    TAPEFLOW_CUDA_CHECK(cuda_launch::mirror_pad(y.mutable_raw_data(), x.raw_data(),
+    TAPEFLOW_CUDA_CHECK(cuda_launch::mirror_pad(y.mutable_raw_data(),
+                                                x.raw_data(),
                                                 static_cast<int>(dtype_size(x.dtype())),
-                                                y.num_elements(), plan, stream_of(ctx)));
+                                                y.num_elements(),
+                                                plan,
+                                                stream_of(ctx)));
 }
 
 // mirror_pad_grad folds one padded axis at a time, as the CPU kernel does (so float sums are
@@ -313,8 +356,11 @@ void mirror_pad_grad_kernel(const KernelContext& ctx) {
         if (g.shape().dims()[d] != out[d]) axes.push_back(d);
     }
     if (axes.empty()) {
-        TAPEFLOW_CUDA_CHECK(cudaMemcpyAsync(y.mutable_raw_data(), g.raw_data(), g.nbytes(),
-                                            cudaMemcpyDeviceToDevice, stream_of(ctx)));
+        TAPEFLOW_CUDA_CHECK(cudaMemcpyAsync(y.mutable_raw_data(),
+                                            g.raw_data(),
+                                            g.nbytes(),
+                                            cudaMemcpyDeviceToDevice,
+                                            stream_of(ctx)));
         return;
     }
     const bool half = g.dtype() == DType::float16 || g.dtype() == DType::bfloat16;
@@ -327,10 +373,17 @@ void mirror_pad_grad_kernel(const KernelContext& ctx) {
         shape[d] = out[d];
         const bool last = a + 1 == axes.size();
         Tensor next = last ? y : Tensor::empty(Shape(shape), acc_dtype, ctx.device);
-        TAPEFLOW_CUDA_CHECK(cuda_launch::mirror_fold(
-            elem_of(cur.dtype()), elem_of(next.dtype()), cur.raw_data(), next.mutable_raw_data(),
-            product(shape, 0, d), out[d], wide, product(shape, d + 1, shape.size()),
-            paddings[2 * d], offset, stream_of(ctx)));
+        TAPEFLOW_CUDA_CHECK(cuda_launch::mirror_fold(elem_of(cur.dtype()),
+                                                     elem_of(next.dtype()),
+                                                     cur.raw_data(),
+                                                     next.mutable_raw_data(),
+                                                     product(shape, 0, d),
+                                                     out[d],
+                                                     wide,
+                                                     product(shape, d + 1, shape.size()),
+                                                     paddings[2 * d],
+                                                     offset,
+                                                     stream_of(ctx)));
         cur = std::move(next);
     }
 }
@@ -374,8 +427,9 @@ void gather_nd_kernel(const KernelContext& ctx) {
     const int64_t per_batch = product(p, batch_dims, batch_dims + k);
     const int64_t slice = product(p, batch_dims + k, p.size());
     std::optional<std::vector<int64_t>> rows =
-        tuple_rows(indices, Dims(p.begin() + static_cast<std::ptrdiff_t>(batch_dims),
-                                 p.begin() + static_cast<std::ptrdiff_t>(batch_dims + k)));
+        tuple_rows(indices,
+                   Dims(p.begin() + static_cast<std::ptrdiff_t>(batch_dims),
+                        p.begin() + static_cast<std::ptrdiff_t>(batch_dims + k)));
     if (!rows) return host_fallback(ctx);  // the CPU kernel raises the error
     const auto tuples = static_cast<int64_t>(rows->size());
     if (k == 0 || out.num_elements() == 0 || slice == 0 || tuples == 0) {
@@ -383,33 +437,56 @@ void gather_nd_kernel(const KernelContext& ctx) {
         return;
     }
     const int64_t m = batch == 0 ? 0 : tuples / batch;
-    for (int64_t t = 0; t < tuples; ++t) (*rows)[static_cast<std::size_t>(t)] += (t / m) * per_batch;
+    for (int64_t t = 0; t < tuples; ++t)
+        (*rows)[static_cast<std::size_t>(t)] += (t / m) * per_batch;
     const Tensor ids = upload_ids(*rows, ctx.device);
-    TAPEFLOW_CUDA_CHECK(cuda_launch::gather(params.raw_data(), ids.raw_data(), cuda_launch::Elem::i64,
+    TAPEFLOW_CUDA_CHECK(cuda_launch::gather(params.raw_data(),
+                                            ids.raw_data(),
+                                            cuda_launch::Elem::i64,
                                             out.mutable_raw_data(),
                                             static_cast<int>(dtype_size(params.dtype())),
-                                            out.num_elements(), 1, batch * per_batch, slice, tuples,
+                                            out.num_elements(),
+                                            1,
+                                            batch * per_batch,
+                                            slice,
+                                            tuples,
                                             stream_of(ctx)));
 }
 
 // out = 0, then out[ids[r]] += data[r] (rows of `width`); 16-bit floats sum in a float32 buffer.
-void segment_sum_into(const KernelContext& ctx, const Tensor& data, const void* ids,
-                      cuda_launch::Elem id_elem, int64_t n, int64_t width, int64_t rows,
+void segment_sum_into(const KernelContext& ctx,
+                      const Tensor& data,
+                      const void* ids,
+                      cuda_launch::Elem id_elem,
+                      int64_t n,
+                      int64_t width,
+                      int64_t rows,
                       const Tensor& out) {
     if (out.num_elements() == 0) return;
     cudaStream_t stream = stream_of(ctx);
     // 16-bit floats sum in float32, uint8 in int32 (no byte atomics); the cast back wraps mod 256
     const bool half = out.dtype() == DType::float16 || out.dtype() == DType::bfloat16;
     const bool byte = out.dtype() == DType::uint8;
-    const Tensor acc = half || byte ? Tensor::empty(out.shape(), half ? DType::float32 : DType::int32, ctx.device)
-                                    : out;
+    const Tensor acc =
+        half || byte ? Tensor::empty(out.shape(), half ? DType::float32 : DType::int32, ctx.device)
+                     : out;
     TAPEFLOW_CUDA_CHECK(cudaMemsetAsync(acc.mutable_raw_data(), 0, acc.nbytes(), stream));
-    TAPEFLOW_CUDA_CHECK(cuda_launch::segment_sum(elem_of(data.dtype()), data.raw_data(), ids, id_elem,
-                                                 acc.mutable_raw_data(), n * width, width, rows, stream));
+    TAPEFLOW_CUDA_CHECK(cuda_launch::segment_sum(elem_of(data.dtype()),
+                                                 data.raw_data(),
+                                                 ids,
+                                                 id_elem,
+                                                 acc.mutable_raw_data(),
+                                                 n * width,
+                                                 width,
+                                                 rows,
+                                                 stream));
     if (half || byte) {
-        TAPEFLOW_CUDA_CHECK(cuda_launch::cast(elem_of(acc.dtype()), elem_of(out.dtype()),
-                                              acc.raw_data(), out.mutable_raw_data(),
-                                              out.num_elements(), stream));
+        TAPEFLOW_CUDA_CHECK(cuda_launch::cast(elem_of(acc.dtype()),
+                                              elem_of(out.dtype()),
+                                              acc.raw_data(),
+                                              out.mutable_raw_data(),
+                                              out.num_elements(),
+                                              stream));
     }
 }
 
@@ -421,8 +498,14 @@ void unsorted_segment_sum_kernel(const KernelContext& ctx) {
     const int64_t n = ids.num_elements();
     const Dims& od = out.shape().dims();
     const int64_t width = n == 0 ? product(od, 1, od.size()) : data.num_elements() / n;
-    segment_sum_into(ctx, data, ids.raw_data(), elem_of(ids.dtype()), n, width,
-                     ctx.attrs.get<int64_t>("num_segments"), out);
+    segment_sum_into(ctx,
+                     data,
+                     ids.raw_data(),
+                     elem_of(ids.dtype()),
+                     n,
+                     width,
+                     ctx.attrs.get<int64_t>("num_segments"),
+                     out);
 }
 
 void scatter_nd_kernel(const KernelContext& ctx) {
@@ -437,25 +520,40 @@ void scatter_nd_kernel(const KernelContext& ctx) {
         tuple_rows(indices, Dims(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(k)));
     if (!rows) return host_fallback(ctx);  // the CPU kernel raises the error
     const Tensor ids = upload_ids(*rows, ctx.device);
-    segment_sum_into(ctx, updates, ids.raw_data(), cuda_launch::Elem::i64,
-                     static_cast<int64_t>(rows->size()), product(s, k, s.size()), product(s, 0, k), out);
+    segment_sum_into(ctx,
+                     updates,
+                     ids.raw_data(),
+                     cuda_launch::Elem::i64,
+                     static_cast<int64_t>(rows->size()),
+                     product(s, k, s.size()),
+                     product(s, 0, k),
+                     out);
 }
 
 void one_hot_kernel(const KernelContext& ctx) {
     const Tensor& indices = ctx.inputs[0];
     const Tensor& y = ctx.outputs[0];
     const DType idt = indices.dtype();
-    if (idt != DType::int32 && idt != DType::int64 && idt != DType::uint8) return host_fallback(ctx);
+    if (idt != DType::int32 && idt != DType::int64 && idt != DType::uint8)
+        return host_fallback(ctx);
     if (y.num_elements() == 0) return;
     const auto depth = ctx.attrs.get<int64_t>("depth");
     const auto axis = ctx.attrs.get<int64_t>("axis");
     int64_t inner = 1;
-    for (int64_t d = axis; d < indices.rank(); ++d) inner *= indices.shape().dims()[static_cast<std::size_t>(d)];
+    for (int64_t d = axis; d < indices.rank(); ++d)
+        inner *= indices.shape().dims()[static_cast<std::size_t>(d)];
     const uint64_t on = value_bits(y.dtype(), ctx.attrs.get<double>("on_value"));
     const uint64_t off = value_bits(y.dtype(), ctx.attrs.get<double>("off_value"));
-    TAPEFLOW_CUDA_CHECK(cuda_launch::one_hot(indices.raw_data(), elem_of(idt), y.mutable_raw_data(),
-                                             static_cast<int>(dtype_size(y.dtype())), y.num_elements(),
-                                             depth, inner, on, off, stream_of(ctx)));
+    TAPEFLOW_CUDA_CHECK(cuda_launch::one_hot(indices.raw_data(),
+                                             elem_of(idt),
+                                             y.mutable_raw_data(),
+                                             static_cast<int>(dtype_size(y.dtype())),
+                                             y.num_elements(),
+                                             depth,
+                                             inner,
+                                             on,
+                                             off,
+                                             stream_of(ctx)));
 }
 
 }  // namespace

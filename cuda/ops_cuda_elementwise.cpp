@@ -28,15 +28,20 @@ IndexPlan<N> index_plan(const KernelContext& ctx, const std::array<const Shape*,
     plan.rank = p.rank;
     for (int d = 0; d < p.rank; ++d) {
         plan.dims[d] = p.dims[static_cast<std::size_t>(d)];
-        for (int k = 0; k < N; ++k) plan.strides[k][d] = p.strides[static_cast<std::size_t>(k)][static_cast<std::size_t>(d)];
+        for (int k = 0; k < N; ++k)
+            plan.strides[k][d] =
+                p.strides[static_cast<std::size_t>(k)][static_cast<std::size_t>(d)];
     }
     return plan;
 }
 
 void unary_kernel(const KernelContext& ctx) {
     const Tensor& x = ctx.inputs[0];
-    TAPEFLOW_CUDA_CHECK(cuda_launch::unary(ctx.op, elem_of(x.dtype()), x.raw_data(),
-                                           ctx.outputs[0].mutable_raw_data(), x.num_elements(),
+    TAPEFLOW_CUDA_CHECK(cuda_launch::unary(ctx.op,
+                                           elem_of(x.dtype()),
+                                           x.raw_data(),
+                                           ctx.outputs[0].mutable_raw_data(),
+                                           x.num_elements(),
                                            stream_of(ctx)));
 }
 
@@ -67,14 +72,21 @@ void binary_kernel(const KernelContext& ctx) {
     const cuda_launch::Elem elem = elem_of(a.dtype());
     cudaStream_t stream = stream_of(ctx);
     if ((na == n || na == 1) && (nb == n || nb == 1)) {
-        TAPEFLOW_CUDA_CHECK(cuda_launch::binary(ctx.op, elem, a.raw_data(), b.raw_data(),
-                                                y.mutable_raw_data(), n, na == n ? 1 : 0,
-                                                nb == n ? 1 : 0, nullptr, stream));
+        TAPEFLOW_CUDA_CHECK(cuda_launch::binary(ctx.op,
+                                                elem,
+                                                a.raw_data(),
+                                                b.raw_data(),
+                                                y.mutable_raw_data(),
+                                                n,
+                                                na == n ? 1 : 0,
+                                                nb == n ? 1 : 0,
+                                                nullptr,
+                                                stream));
         return;
     }
     const IndexPlan<2> plan = index_plan<2>(ctx, {&a.shape(), &b.shape()});
-    TAPEFLOW_CUDA_CHECK(cuda_launch::binary(ctx.op, elem, a.raw_data(), b.raw_data(),
-                                            y.mutable_raw_data(), n, 1, 1, &plan, stream));
+    TAPEFLOW_CUDA_CHECK(cuda_launch::binary(
+        ctx.op, elem, a.raw_data(), b.raw_data(), y.mutable_raw_data(), n, 1, 1, &plan, stream));
 }
 
 void where_kernel(const KernelContext& ctx) {
@@ -82,30 +94,45 @@ void where_kernel(const KernelContext& ctx) {
     if (y.num_elements() == 0) return;
     const IndexPlan<3> plan = index_plan<3>(
         ctx, {&ctx.inputs[0].shape(), &ctx.inputs[1].shape(), &ctx.inputs[2].shape()});
-    TAPEFLOW_CUDA_CHECK(cuda_launch::where(ctx.inputs[0].raw_data(), ctx.inputs[1].raw_data(),
-                                           ctx.inputs[2].raw_data(), y.mutable_raw_data(),
-                                           y.num_elements(), static_cast<int>(dtype_size(y.dtype())),
-                                           plan, stream_of(ctx)));
+    TAPEFLOW_CUDA_CHECK(cuda_launch::where(ctx.inputs[0].raw_data(),
+                                           ctx.inputs[1].raw_data(),
+                                           ctx.inputs[2].raw_data(),
+                                           y.mutable_raw_data(),
+                                           y.num_elements(),
+                                           static_cast<int>(dtype_size(y.dtype())),
+                                           plan,
+                                           stream_of(ctx)));
 }
 
 // ((x0 + x1) + x2) + ..., kAddNMax inputs per launch.
 void add_n_kernel(const KernelContext& ctx) {
     const Tensor& y = ctx.outputs[0];
     std::vector<const void*> in;
-    for (const Tensor& t : ctx.inputs) in.push_back(t.raw_data());
+    for (const Tensor& t : ctx.inputs)
+        in.push_back(t.raw_data());
     cudaStream_t stream = stream_of(ctx);
     for (std::size_t first = 0; first < in.size(); first += cuda_launch::kAddNMax) {
-        const auto count = static_cast<int>(std::min<std::size_t>(cuda_launch::kAddNMax, in.size() - first));
-        TAPEFLOW_CUDA_CHECK(cuda_launch::add_n(elem_of(y.dtype()), in.data() + first, count, first > 0,
-                                               y.mutable_raw_data(), y.num_elements(), stream));
+        const auto count =
+            static_cast<int>(std::min<std::size_t>(cuda_launch::kAddNMax, in.size() - first));
+        TAPEFLOW_CUDA_CHECK(cuda_launch::add_n(elem_of(y.dtype()),
+                                               in.data() + first,
+                                               count,
+                                               first > 0,
+                                               y.mutable_raw_data(),
+                                               y.num_elements(),
+                                               stream));
     }
 }
 
 void cast_kernel(const KernelContext& ctx) {
     const Tensor& x = ctx.inputs[0];
     const Tensor& y = ctx.outputs[0];
-    TAPEFLOW_CUDA_CHECK(cuda_launch::cast(elem_of(x.dtype()), elem_of(y.dtype()), x.raw_data(),
-                                          y.mutable_raw_data(), x.num_elements(), stream_of(ctx)));
+    TAPEFLOW_CUDA_CHECK(cuda_launch::cast(elem_of(x.dtype()),
+                                          elem_of(y.dtype()),
+                                          x.raw_data(),
+                                          y.mutable_raw_data(),
+                                          x.num_elements(),
+                                          stream_of(ctx)));
 }
 
 }  // namespace

@@ -11,15 +11,23 @@
 namespace tapeflow::cuda_ops {
 namespace {
 
-DType stats_dtype(DType dtype) { return dtype == DType::float64 ? DType::float64 : DType::float32; }
+DType stats_dtype(DType dtype) {
+    return dtype == DType::float64 ? DType::float64 : DType::float32;
+}
 
 void layer_norm_kernel(const KernelContext& ctx) {
     const Tensor& x = ctx.inputs[0];
-    TAPEFLOW_CUDA_CHECK(cuda_launch::layer_norm(
-        elem_of(x.dtype()), x.raw_data(), ctx.inputs[1].raw_data(), ctx.inputs[2].raw_data(),
-        ctx.attrs.get<double>("epsilon"), ctx.outputs[0].mutable_raw_data(),
-        ctx.outputs[1].mutable_raw_data(), ctx.outputs[2].mutable_raw_data(), x.shape()[0],
-        x.shape()[1], stream_of(ctx)));
+    TAPEFLOW_CUDA_CHECK(cuda_launch::layer_norm(elem_of(x.dtype()),
+                                                x.raw_data(),
+                                                ctx.inputs[1].raw_data(),
+                                                ctx.inputs[2].raw_data(),
+                                                ctx.attrs.get<double>("epsilon"),
+                                                ctx.outputs[0].mutable_raw_data(),
+                                                ctx.outputs[1].mutable_raw_data(),
+                                                ctx.outputs[2].mutable_raw_data(),
+                                                x.shape()[0],
+                                                x.shape()[1],
+                                                stream_of(ctx)));
 }
 
 void layer_norm_grad_kernel(const KernelContext& ctx) {
@@ -27,12 +35,21 @@ void layer_norm_grad_kernel(const KernelContext& ctx) {
     const int64_t rows = x.shape()[0];
     const int64_t cols = x.shape()[1];
     Tensor scratch = Tensor::empty(Shape({2 * cols * cuda_launch::layer_norm_grad_partials(rows)}),
-                                   stats_dtype(x.dtype()), ctx.device);
-    TAPEFLOW_CUDA_CHECK(cuda_launch::layer_norm_grad(
-        elem_of(x.dtype()), ctx.inputs[0].raw_data(), x.raw_data(), ctx.inputs[2].raw_data(),
-        ctx.inputs[3].raw_data(), ctx.inputs[4].raw_data(), ctx.outputs[0].mutable_raw_data(),
-        ctx.outputs[1].mutable_raw_data(), ctx.outputs[2].mutable_raw_data(),
-        scratch.mutable_raw_data(), rows, cols, stream_of(ctx)));
+                                   stats_dtype(x.dtype()),
+                                   ctx.device);
+    TAPEFLOW_CUDA_CHECK(cuda_launch::layer_norm_grad(elem_of(x.dtype()),
+                                                     ctx.inputs[0].raw_data(),
+                                                     x.raw_data(),
+                                                     ctx.inputs[2].raw_data(),
+                                                     ctx.inputs[3].raw_data(),
+                                                     ctx.inputs[4].raw_data(),
+                                                     ctx.outputs[0].mutable_raw_data(),
+                                                     ctx.outputs[1].mutable_raw_data(),
+                                                     ctx.outputs[2].mutable_raw_data(),
+                                                     scratch.mutable_raw_data(),
+                                                     rows,
+                                                     cols,
+                                                     stream_of(ctx)));
 }
 
 void set_strides(const Shape& s, int64_t (&st)[4]) {
@@ -41,7 +58,9 @@ void set_strides(const Shape& s, int64_t (&st)[4]) {
 }
 
 // The call's geometry; `first` is the index of the bias (or mask) among the inputs.
-cuda_launch::AttentionParams params_of(const KernelContext& ctx, const Tensor& q, const Tensor& k,
+cuda_launch::AttentionParams params_of(const KernelContext& ctx,
+                                       const Tensor& q,
+                                       const Tensor& k,
                                        std::size_t first) {
     cuda_launch::AttentionParams p;
     p.b = q.shape()[0], p.t = q.shape()[1], p.n = q.shape()[2], p.h = q.shape()[3];
@@ -64,10 +83,14 @@ void attention_kernel(const KernelContext& ctx) {
     const Tensor& q = ctx.inputs[0];
     if (q.shape()[3] > cuda_launch::kMaxAttentionHead) return host_fallback(ctx);
     const cuda_launch::AttentionParams p = params_of(ctx, q, ctx.inputs[1], 3);
-    TAPEFLOW_CUDA_CHECK(cuda_launch::attention(elem_of(q.dtype()), p, q.raw_data(),
-                                               ctx.inputs[1].raw_data(), ctx.inputs[2].raw_data(),
+    TAPEFLOW_CUDA_CHECK(cuda_launch::attention(elem_of(q.dtype()),
+                                               p,
+                                               q.raw_data(),
+                                               ctx.inputs[1].raw_data(),
+                                               ctx.inputs[2].raw_data(),
                                                ctx.outputs[0].mutable_raw_data(),
-                                               ctx.outputs[1].mutable_raw_data(), stream_of(ctx)));
+                                               ctx.outputs[1].mutable_raw_data(),
+                                               stream_of(ctx)));
 }
 
 void attention_grad_kernel(const KernelContext& ctx) {
@@ -76,11 +99,20 @@ void attention_grad_kernel(const KernelContext& ctx) {
     const cuda_launch::AttentionParams p = params_of(ctx, q, ctx.inputs[2], 6);
     Tensor scratch = Tensor::empty(Shape({p.b * p.n * p.t}), stats_dtype(q.dtype()), ctx.device);
     void* dbias = ctx.attrs.get<bool>("want_dbias") ? ctx.outputs[3].mutable_raw_data() : nullptr;
-    TAPEFLOW_CUDA_CHECK(cuda_launch::attention_grad(
-        elem_of(q.dtype()), p, ctx.inputs[0].raw_data(), q.raw_data(), ctx.inputs[2].raw_data(),
-        ctx.inputs[3].raw_data(), ctx.inputs[4].raw_data(), ctx.inputs[5].raw_data(),
-        ctx.outputs[0].mutable_raw_data(), ctx.outputs[1].mutable_raw_data(),
-        ctx.outputs[2].mutable_raw_data(), dbias, scratch.mutable_raw_data(), stream_of(ctx)));
+    TAPEFLOW_CUDA_CHECK(cuda_launch::attention_grad(elem_of(q.dtype()),
+                                                    p,
+                                                    ctx.inputs[0].raw_data(),
+                                                    q.raw_data(),
+                                                    ctx.inputs[2].raw_data(),
+                                                    ctx.inputs[3].raw_data(),
+                                                    ctx.inputs[4].raw_data(),
+                                                    ctx.inputs[5].raw_data(),
+                                                    ctx.outputs[0].mutable_raw_data(),
+                                                    ctx.outputs[1].mutable_raw_data(),
+                                                    ctx.outputs[2].mutable_raw_data(),
+                                                    dbias,
+                                                    scratch.mutable_raw_data(),
+                                                    stream_of(ctx)));
 }
 
 }  // namespace

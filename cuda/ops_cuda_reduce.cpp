@@ -12,7 +12,10 @@ namespace tapeflow::cuda_ops {
 
 void cublas_check(cublasStatus_t status, const char* call, const char* file, int line) {
     if (status == CUBLAS_STATUS_SUCCESS) return;
-    const std::string message = fmt::format("cuBLAS call {} failed at {}:{}: {}", call, file, line,
+    const std::string message = fmt::format("cuBLAS call {} failed at {}:{}: {}",
+                                            call,
+                                            file,
+                                            line,
                                             cuda_detail::cublas_api().status_string(status));
     if (status == CUBLAS_STATUS_ALLOC_FAILED) throw errors::ResourceExhaustedError(message);
     throw errors::InternalError(message);
@@ -28,7 +31,8 @@ IndexPlan<1> reduce_plan(const Shape& shape, const std::vector<int64_t>& axes, i
     const auto& dims = shape.dims();
     const auto rank = static_cast<int64_t>(dims.size());
     std::vector<bool> reduced(dims.size(), false);
-    for (int64_t a : axes) reduced[static_cast<std::size_t>(((a % rank) + rank) % rank)] = true;
+    for (int64_t a : axes)
+        reduced[static_cast<std::size_t>(((a % rank) + rank) % rank)] = true;
     const std::vector<int64_t> strides = row_major_strides(dims);
     std::vector<int64_t> kd, ks, rd, rs;
     int last = -1;  // kind of the previous kept-or-reduced dim: 0 kept, 1 reduced
@@ -47,7 +51,8 @@ IndexPlan<1> reduce_plan(const Shape& shape, const std::vector<int64_t>& axes, i
         last = kind;
     }
     if (kd.size() + rd.size() > static_cast<std::size_t>(cuda_launch::kMaxDims)) {
-        throw errors::UnimplementedError(fmt::format("reduction over {}: too many dimensions", shape.str()));
+        throw errors::UnimplementedError(
+            fmt::format("reduction over {}: too many dimensions", shape.str()));
     }
     IndexPlan<1> plan;
     kept_rank = static_cast<int>(kd.size());
@@ -68,16 +73,26 @@ void reduce_kernel(const KernelContext& ctx) {
     const Tensor& y = ctx.outputs[0];
     if (y.num_elements() == 0) return;
     int kept_rank = 0;
-    const IndexPlan<1> plan = reduce_plan(x.shape(), ctx.attrs.get<std::vector<int64_t>>("axes"), kept_rank);
+    const IndexPlan<1> plan =
+        reduce_plan(x.shape(), ctx.attrs.get<std::vector<int64_t>>("axes"), kept_rank);
     const int64_t n_out = y.num_elements();
     const int64_t n_red = n_out == 0 ? 0 : x.num_elements() / n_out;
     const int sms = sm_count(ctx.device);
-    const int64_t scratch_bytes = cuda_launch::reduce_scratch_bytes(elem_of(x.dtype()), n_out, n_red, sms);
+    const int64_t scratch_bytes =
+        cuda_launch::reduce_scratch_bytes(elem_of(x.dtype()), n_out, n_red, sms);
     // Freed when this returns: the block is reused only by work queued after this reduction.
-    const Tensor scratch = Tensor::empty(Shape{std::max<int64_t>(scratch_bytes, 0)}, DType::uint8, ctx.device);
-    TAPEFLOW_CUDA_CHECK(cuda_launch::reduce(K, elem_of(x.dtype()), x.raw_data(), y.mutable_raw_data(),
-                                            plan, kept_rank, scratch_bytes > 0 ? scratch.mutable_raw_data() : nullptr,
-                                            sms, stream_of(ctx)));
+    const Tensor scratch =
+        Tensor::empty(Shape{std::max<int64_t>(scratch_bytes, 0)}, DType::uint8, ctx.device);
+    TAPEFLOW_CUDA_CHECK(
+        cuda_launch::reduce(K,
+                            elem_of(x.dtype()),
+                            x.raw_data(),
+                            y.mutable_raw_data(),
+                            plan,
+                            kept_rank,
+                            scratch_bytes > 0 ? scratch.mutable_raw_data() : nullptr,
+                            sms,
+                            stream_of(ctx)));
 }
 
 struct Around {
@@ -98,8 +113,14 @@ void arg_kernel(const KernelContext& ctx) {
     const Tensor& x = ctx.inputs[0];
     const Tensor& y = ctx.outputs[0];
     const Around a = around_axis(x.shape(), ctx.attrs.get<int64_t>("axis"));
-    TAPEFLOW_CUDA_CHECK(cuda_launch::arg_reduce(kMax, elem_of(x.dtype()), x.raw_data(), y.mutable_raw_data(),
-                                                y.dtype() == DType::int64, a.outer, a.n, a.inner,
+    TAPEFLOW_CUDA_CHECK(cuda_launch::arg_reduce(kMax,
+                                                elem_of(x.dtype()),
+                                                x.raw_data(),
+                                                y.mutable_raw_data(),
+                                                y.dtype() == DType::int64,
+                                                a.outer,
+                                                a.n,
+                                                a.inner,
                                                 stream_of(ctx)));
 }
 
@@ -107,9 +128,15 @@ template <bool kProd>
 void scan_kernel(const KernelContext& ctx) {
     const Tensor& x = ctx.inputs[0];
     const Around a = around_axis(x.shape(), ctx.attrs.get<int64_t>("axis"));
-    TAPEFLOW_CUDA_CHECK(cuda_launch::scan(kProd, elem_of(x.dtype()), x.raw_data(),
-                                          ctx.outputs[0].mutable_raw_data(), a.outer, a.n, a.inner,
-                                          ctx.attrs.get<bool>("exclusive"), ctx.attrs.get<bool>("reverse"),
+    TAPEFLOW_CUDA_CHECK(cuda_launch::scan(kProd,
+                                          elem_of(x.dtype()),
+                                          x.raw_data(),
+                                          ctx.outputs[0].mutable_raw_data(),
+                                          a.outer,
+                                          a.n,
+                                          a.inner,
+                                          ctx.attrs.get<bool>("exclusive"),
+                                          ctx.attrs.get<bool>("reverse"),
                                           stream_of(ctx)));
 }
 
@@ -166,11 +193,19 @@ void matmul_kernel(const KernelContext& ctx) {
     if (a.dtype() == DType::int32 || a.dtype() == DType::int64) {  // no cuBLAS integer gemm
         const Tensor a_batch = upload_ids(a_index, ctx.device);
         const Tensor b_batch = upload_ids(b_index, ctx.device);
-        TAPEFLOW_CUDA_CHECK(cuda_launch::int_matmul(
-            elem_of(a.dtype()), a.raw_data(), b.raw_data(), c.mutable_raw_data(),
-            static_cast<const int64_t*>(a_batch.raw_data()),
-            static_cast<const int64_t*>(b_batch.raw_data()), static_cast<int64_t>(a_index.size()),
-            m, n, k, ta, tb, stream));
+        TAPEFLOW_CUDA_CHECK(cuda_launch::int_matmul(elem_of(a.dtype()),
+                                                    a.raw_data(),
+                                                    b.raw_data(),
+                                                    c.mutable_raw_data(),
+                                                    static_cast<const int64_t*>(a_batch.raw_data()),
+                                                    static_cast<const int64_t*>(b_batch.raw_data()),
+                                                    static_cast<int64_t>(a_index.size()),
+                                                    m,
+                                                    n,
+                                                    k,
+                                                    ta,
+                                                    tb,
+                                                    stream));
         return;
     }
     cudaDataType_t type = CUDA_R_32F;
@@ -186,9 +221,14 @@ void matmul_kernel(const KernelContext& ctx) {
             alpha = &one_d;
             beta = &zero_d;
             break;
-        case DType::float16: type = CUDA_R_16F; break;
-        case DType::bfloat16: type = CUDA_R_16BF; break;
-        default: break;
+        case DType::float16:
+            type = CUDA_R_16F;
+            break;
+        case DType::bfloat16:
+            type = CUDA_R_16BF;
+            break;
+        default:
+            break;
     }
     const auto esize = static_cast<int64_t>(dtype_size(a.dtype()));
     cublasHandle_t handle = cuda_detail::cublas_for(ctx.device);
@@ -199,11 +239,30 @@ void matmul_kernel(const KernelContext& ctx) {
     const int64_t sa = uniform_step(a_index), sb = uniform_step(b_index);
     const auto batch = static_cast<int>(a_index.size());
     if (sa >= 0 && sb >= 0) {
-        TAPEFLOW_CUBLAS_CHECK(cuda_detail::cublas_api().gemm_strided_batched_ex(
-            handle, op_b, op_a, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), alpha,
-            b.raw_data(), type, ldb, sb * k * n, a.raw_data(), type, lda, sa * m * k, beta,
-            c.mutable_raw_data(), type, static_cast<int>(n), m * n, batch, compute,
-            CUBLAS_GEMM_DEFAULT));
+        TAPEFLOW_CUBLAS_CHECK(
+            cuda_detail::cublas_api().gemm_strided_batched_ex(handle,
+                                                              op_b,
+                                                              op_a,
+                                                              static_cast<int>(n),
+                                                              static_cast<int>(m),
+                                                              static_cast<int>(k),
+                                                              alpha,
+                                                              b.raw_data(),
+                                                              type,
+                                                              ldb,
+                                                              sb * k * n,
+                                                              a.raw_data(),
+                                                              type,
+                                                              lda,
+                                                              sa * m * k,
+                                                              beta,
+                                                              c.mutable_raw_data(),
+                                                              type,
+                                                              static_cast<int>(n),
+                                                              m * n,
+                                                              batch,
+                                                              compute,
+                                                              CUBLAS_GEMM_DEFAULT));
         return;
     }
     const auto* pa = static_cast<const char*>(a.raw_data());
@@ -211,10 +270,25 @@ void matmul_kernel(const KernelContext& ctx) {
     auto* pc = static_cast<char*>(c.mutable_raw_data());
     for (int i = 0; i < batch; ++i) {
         TAPEFLOW_CUBLAS_CHECK(cuda_detail::cublas_api().gemm_ex(
-            handle, op_b, op_a, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), alpha,
-            pb + b_index[static_cast<std::size_t>(i)] * k * n * esize, type, ldb,
-            pa + a_index[static_cast<std::size_t>(i)] * m * k * esize, type, lda, beta,
-            pc + i * m * n * esize, type, static_cast<int>(n), compute, CUBLAS_GEMM_DEFAULT));
+            handle,
+            op_b,
+            op_a,
+            static_cast<int>(n),
+            static_cast<int>(m),
+            static_cast<int>(k),
+            alpha,
+            pb + b_index[static_cast<std::size_t>(i)] * k * n * esize,
+            type,
+            ldb,
+            pa + a_index[static_cast<std::size_t>(i)] * m * k * esize,
+            type,
+            lda,
+            beta,
+            pc + i * m * n * esize,
+            type,
+            static_cast<int>(n),
+            compute,
+            CUBLAS_GEMM_DEFAULT));
     }
 }
 

@@ -21,9 +21,14 @@ std::array<void*, cuda_launch::kMaxSlots> slot_buffers(const KernelContext& ctx,
 void dense_kernel(const KernelContext& ctx) {
     const Tensor& var = ctx.inputs[0];
     const auto slots = slot_buffers(ctx, 1);
-    TAPEFLOW_CUDA_CHECK(cuda_launch::optimizer_update(
-        ctx.op, elem_of(var.dtype()), opt::hyper_of(ctx.attrs), var.mutable_raw_data(), slots.data(),
-        ctx.inputs.back().raw_data(), var.num_elements(), stream_of(ctx)));
+    TAPEFLOW_CUDA_CHECK(cuda_launch::optimizer_update(ctx.op,
+                                                      elem_of(var.dtype()),
+                                                      opt::hyper_of(ctx.attrs),
+                                                      var.mutable_raw_data(),
+                                                      slots.data(),
+                                                      ctx.inputs.back().raw_data(),
+                                                      var.num_elements(),
+                                                      stream_of(ctx)));
 }
 
 void sparse_kernel(const KernelContext& ctx) {
@@ -34,10 +39,17 @@ void sparse_kernel(const KernelContext& ctx) {
     const int64_t var_rows = var.shape()[0];
     const int64_t row_len = var_rows == 0 ? 0 : var.num_elements() / var_rows;
     const auto slots = slot_buffers(ctx, 2);
-    TAPEFLOW_CUDA_CHECK(cuda_launch::sparse_optimizer_update(
-        ctx.op, elem_of(var.dtype()), opt::hyper_of(ctx.attrs), var.mutable_raw_data(), slots.data(),
-        values.raw_data(), indices.raw_data(), indices.dtype() == DType::int64, rows, row_len,
-        stream_of(ctx)));
+    TAPEFLOW_CUDA_CHECK(cuda_launch::sparse_optimizer_update(ctx.op,
+                                                             elem_of(var.dtype()),
+                                                             opt::hyper_of(ctx.attrs),
+                                                             var.mutable_raw_data(),
+                                                             slots.data(),
+                                                             values.raw_data(),
+                                                             indices.raw_data(),
+                                                             indices.dtype() == DType::int64,
+                                                             rows,
+                                                             row_len,
+                                                             stream_of(ctx)));
 }
 
 }  // namespace

@@ -15,7 +15,9 @@ extern "C" TAPEFLOW_PLUGIN_API const tapeflow::CudaPlugin* tapeflow_cuda_plugin(
 #else
     constexpr decltype(tapeflow::CudaPlugin::device_all_reduce) device_all_reduce = nullptr;
 #endif
-    static const tapeflow::CudaPlugin plugin{TAPEFLOW_VERSION_STRING, &tapeflow::cuda_backend(),
-                                             tapeflow::register_cuda_kernels, device_all_reduce};
+    static const tapeflow::CudaPlugin plugin{TAPEFLOW_VERSION_STRING,
+                                             &tapeflow::cuda_backend(),
+                                             tapeflow::register_cuda_kernels,
+                                             device_all_reduce};
     return &plugin;
 }

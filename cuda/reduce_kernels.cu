@@ -18,10 +18,12 @@ struct Reducer {
     static constexpr bool kSum = K == Reduce::sum || K == Reduce::mean;
     static constexpr bool kInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
     using L = std::conditional_t<
-        K == Reduce::any || K == Reduce::all, bool,
-        std::conditional_t<kInt && K != Reduce::max && K != Reduce::min,
-                           std::make_unsigned_t<std::conditional_t<kInt, T, int>>,
-                           std::conditional_t<kSum && std::is_same_v<T, float>, double, compute_t<T>>>>;
+        K == Reduce::any || K == Reduce::all,
+        bool,
+        std::conditional_t<
+            kInt && K != Reduce::max && K != Reduce::min,
+            std::make_unsigned_t<std::conditional_t<kInt, T, int>>,
+            std::conditional_t<kSum && std::is_same_v<T, float>, double, compute_t<T>>>>;
 
     __device__ static L identity() {
         if constexpr (kSum) return L(0);
@@ -29,21 +31,29 @@ struct Reducer {
         if constexpr (K == Reduce::any) return false;
         if constexpr (K == Reduce::all) return true;
         if constexpr (K == Reduce::max) {
-            if constexpr (std::is_floating_point_v<L>) return -std::numeric_limits<L>::infinity();
-            else return std::numeric_limits<L>::lowest();
+            if constexpr (std::is_floating_point_v<L>)
+                return -std::numeric_limits<L>::infinity();
+            else
+                return std::numeric_limits<L>::lowest();
         }
         if constexpr (K == Reduce::min) {
-            if constexpr (std::is_floating_point_v<L>) return std::numeric_limits<L>::infinity();
-            else return std::numeric_limits<L>::max();
+            if constexpr (std::is_floating_point_v<L>)
+                return std::numeric_limits<L>::infinity();
+            else
+                return std::numeric_limits<L>::max();
         }
     }
     __device__ static L lane(T v) {
-        if constexpr (std::is_same_v<L, bool>) return static_cast<float>(load(v)) != 0.0f;
-        else return static_cast<L>(load(v));
+        if constexpr (std::is_same_v<L, bool>)
+            return static_cast<float>(load(v)) != 0.0f;
+        else
+            return static_cast<L>(load(v));
     }
     __device__ static bool is_nan(L v) {
-        if constexpr (std::is_floating_point_v<L>) return v != v;
-        else return false;
+        if constexpr (std::is_floating_point_v<L>)
+            return v != v;
+        else
+            return false;
     }
     // max and min propagate NaN whichever side it is on, so the combine order does not matter.
     __device__ static L combine(L a, L v) {
@@ -85,7 +95,8 @@ __device__ L block_combine(L v) {
     buf[threadIdx.x] = v;
     __syncthreads();
     for (int s = kThreads / 2; s > 0; s /= 2) {
-        if (static_cast<int>(threadIdx.x) < s) buf[threadIdx.x] = R::combine(buf[threadIdx.x], buf[threadIdx.x + s]);
+        if (static_cast<int>(threadIdx.x) < s)
+            buf[threadIdx.x] = R::combine(buf[threadIdx.x], buf[threadIdx.x + s]);
         __syncthreads();
     }
     return buf[0];
@@ -94,8 +105,13 @@ __device__ L block_combine(L v) {
 // Block b = o * chunks + c reduces chunk c of output o's contiguous reduced run; with one chunk it
 // writes the output, else a partial into scratch[b].
 template <Reduce K, class T>
-__global__ void reduce_rows_kernel(const T* in, T* out, typename Reducer<K, T>::L* scratch,
-                                   IndexPlan<1> plan, int kept_rank, int64_t n_red, int64_t chunks,
+__global__ void reduce_rows_kernel(const T* in,
+                                   T* out,
+                                   typename Reducer<K, T>::L* scratch,
+                                   IndexPlan<1> plan,
+                                   int kept_rank,
+                                   int64_t n_red,
+                                   int64_t chunks,
                                    int64_t chunk) {
     using R = Reducer<K, T>;
     const int64_t o = blockIdx.x / chunks;
@@ -118,8 +134,10 @@ __global__ void reduce_rows_kernel(const T* in, T* out, typename Reducer<K, T>::
 }
 
 template <Reduce K, class T>
-__global__ void combine_partials_kernel(const typename Reducer<K, T>::L* scratch, T* out,
-                                        int64_t chunks, int64_t n_red) {
+__global__ void combine_partials_kernel(const typename Reducer<K, T>::L* scratch,
+                                        T* out,
+                                        int64_t chunks,
+                                        int64_t n_red) {
     using R = Reducer<K, T>;
     typename R::L acc = R::identity();
     for (int64_t c = threadIdx.x; c < chunks; c += kThreads) {
@@ -130,8 +148,8 @@ __global__ void combine_partials_kernel(const typename Reducer<K, T>::L* scratch
 }
 
 template <Reduce K, class T>
-__global__ void reduce_columns_kernel(const T* in, T* out, IndexPlan<1> plan, int kept_rank,
-                                      int64_t n_out, int64_t n_red) {
+__global__ void reduce_columns_kernel(
+    const T* in, T* out, IndexPlan<1> plan, int kept_rank, int64_t n_out, int64_t n_red) {
     using R = Reducer<K, T>;
     const int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (o >= n_out) return;
@@ -150,7 +168,8 @@ struct Shape2 {
 
 Shape2 shape_of(const IndexPlan<1>& plan, int kept_rank) {
     Shape2 s{1, 1, false};
-    for (int d = 0; d < plan.rank; ++d) (d < kept_rank ? s.n_out : s.n_red) *= plan.dims[d];
+    for (int d = 0; d < plan.rank; ++d)
+        (d < kept_rank ? s.n_out : s.n_red) *= plan.dims[d];
     s.rows = kept_rank < plan.rank && plan.strides[0][plan.rank - 1] == 1 && s.n_red >= 32;
     return s;
 }
@@ -166,8 +185,13 @@ int64_t chunks_for(const Shape2& s, int sm_count) {
 }
 
 template <Reduce K, class T>
-cudaError_t reduce_typed(const void* in_v, void* out_v, const IndexPlan<1>& plan, int kept_rank,
-                         void* scratch, int sm_count, cudaStream_t stream) {
+cudaError_t reduce_typed(const void* in_v,
+                         void* out_v,
+                         const IndexPlan<1>& plan,
+                         int kept_rank,
+                         void* scratch,
+                         int sm_count,
+                         cudaStream_t stream) {
     using L = typename Reducer<K, T>::L;
     const auto* in = static_cast<const T*>(in_v);
     auto* out = static_cast<T*>(out_v);
@@ -216,7 +240,8 @@ __global__ void arg_kernel(const T* in, I* out, int64_t outer, int64_t n, int64_
         const auto v = load(base[r * inner]);
         const bool v_nan = v != v;
         const bool best_nan = best != best;
-        const bool better = kMax ? (v > best || (v_nan && !best_nan)) : (v < best || (v_nan && !best_nan));
+        const bool better =
+            kMax ? (v > best || (v_nan && !best_nan)) : (v < best || (v_nan && !best_nan));
         if (better) {
             best = v;
             index = static_cast<I>(r);
@@ -228,8 +253,8 @@ __global__ void arg_kernel(const T* in, I* out, int64_t outer, int64_t n, int64_
 // ---- cumsum / cumprod ----
 
 template <bool kProd, class T>
-__global__ void scan_kernel(const T* in, T* out, int64_t outer, int64_t n, int64_t inner,
-                            bool exclusive, bool reverse) {
+__global__ void scan_kernel(
+    const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool exclusive, bool reverse) {
     using R = Reducer<kProd ? Reduce::prod : Reduce::sum, T>;
     // The CPU scans in the compute type (float for float32), not in double.
     using L = std::conditional_t<std::is_same_v<T, float>, float, typename R::L>;
@@ -258,8 +283,15 @@ int64_t reduce_scratch_bytes(Elem elem, int64_t n_out, int64_t n_reduced, int sm
     return n_out * chunks_for(s, sm_count) * 8;
 }
 
-cudaError_t reduce(Reduce op, Elem elem, const void* in, void* out, const IndexPlan<1>& plan,
-                   int kept_rank, void* scratch, int sm_count, cudaStream_t stream) {
+cudaError_t reduce(Reduce op,
+                   Elem elem,
+                   const void* in,
+                   void* out,
+                   const IndexPlan<1>& plan,
+                   int kept_rank,
+                   void* scratch,
+                   int sm_count,
+                   cudaStream_t stream) {
     auto go = [&](auto k) {
         constexpr Reduce K = decltype(k)::value;
         return visit_reduce_types<K>(elem, [&](auto tag) {
@@ -268,19 +300,33 @@ cudaError_t reduce(Reduce op, Elem elem, const void* in, void* out, const IndexP
         });
     };
     switch (op) {
-        case Reduce::sum: return go(std::integral_constant<Reduce, Reduce::sum>{});
-        case Reduce::mean: return go(std::integral_constant<Reduce, Reduce::mean>{});
-        case Reduce::prod: return go(std::integral_constant<Reduce, Reduce::prod>{});
-        case Reduce::max: return go(std::integral_constant<Reduce, Reduce::max>{});
-        case Reduce::min: return go(std::integral_constant<Reduce, Reduce::min>{});
-        case Reduce::any: return go(std::integral_constant<Reduce, Reduce::any>{});
-        case Reduce::all: return go(std::integral_constant<Reduce, Reduce::all>{});
+        case Reduce::sum:
+            return go(std::integral_constant<Reduce, Reduce::sum>{});
+        case Reduce::mean:
+            return go(std::integral_constant<Reduce, Reduce::mean>{});
+        case Reduce::prod:
+            return go(std::integral_constant<Reduce, Reduce::prod>{});
+        case Reduce::max:
+            return go(std::integral_constant<Reduce, Reduce::max>{});
+        case Reduce::min:
+            return go(std::integral_constant<Reduce, Reduce::min>{});
+        case Reduce::any:
+            return go(std::integral_constant<Reduce, Reduce::any>{});
+        case Reduce::all:
+            return go(std::integral_constant<Reduce, Reduce::all>{});
     }
     return cudaErrorInvalidValue;
 }
 
-cudaError_t arg_reduce(bool is_max, Elem elem, const void* in, void* out, bool out_is_64,
-                       int64_t outer, int64_t n, int64_t inner, cudaStream_t stream) {
+cudaError_t arg_reduce(bool is_max,
+                       Elem elem,
+                       const void* in,
+                       void* out,
+                       bool out_is_64,
+                       int64_t outer,
+                       int64_t n,
+                       int64_t inner,
+                       cudaStream_t stream) {
     const int64_t n_out = outer * inner;
     if (n_out == 0) return cudaSuccess;
     return visit_elem(elem, [&](auto tag) {
@@ -288,20 +334,32 @@ cudaError_t arg_reduce(bool is_max, Elem elem, const void* in, void* out, bool o
         const auto* x = static_cast<const T*>(in);
         const unsigned blocks = blocks_for(n_out, 1);
         if (is_max && out_is_64) {
-            arg_kernel<true, T, int64_t><<<blocks, kThreads, 0, stream>>>(x, static_cast<int64_t*>(out), outer, n, inner);
+            arg_kernel<true, T, int64_t>
+                <<<blocks, kThreads, 0, stream>>>(x, static_cast<int64_t*>(out), outer, n, inner);
         } else if (is_max) {
-            arg_kernel<true, T, int32_t><<<blocks, kThreads, 0, stream>>>(x, static_cast<int32_t*>(out), outer, n, inner);
+            arg_kernel<true, T, int32_t>
+                <<<blocks, kThreads, 0, stream>>>(x, static_cast<int32_t*>(out), outer, n, inner);
         } else if (out_is_64) {
-            arg_kernel<false, T, int64_t><<<blocks, kThreads, 0, stream>>>(x, static_cast<int64_t*>(out), outer, n, inner);
+            arg_kernel<false, T, int64_t>
+                <<<blocks, kThreads, 0, stream>>>(x, static_cast<int64_t*>(out), outer, n, inner);
         } else {
-            arg_kernel<false, T, int32_t><<<blocks, kThreads, 0, stream>>>(x, static_cast<int32_t*>(out), outer, n, inner);
+            arg_kernel<false, T, int32_t>
+                <<<blocks, kThreads, 0, stream>>>(x, static_cast<int32_t*>(out), outer, n, inner);
         }
         return cudaGetLastError();
     });
 }
 
-cudaError_t scan(bool is_prod, Elem elem, const void* in, void* out, int64_t outer, int64_t n,
-                 int64_t inner, bool exclusive, bool reverse, cudaStream_t stream) {
+cudaError_t scan(bool is_prod,
+                 Elem elem,
+                 const void* in,
+                 void* out,
+                 int64_t outer,
+                 int64_t n,
+                 int64_t inner,
+                 bool exclusive,
+                 bool reverse,
+                 cudaStream_t stream) {
     const int64_t lines = outer * inner;
     if (lines == 0 || n == 0) return cudaSuccess;
     return visit_elem(elem, [&](auto tag) {
@@ -312,9 +370,11 @@ cudaError_t scan(bool is_prod, Elem elem, const void* in, void* out, int64_t out
             const auto* x = static_cast<const T*>(in);
             auto* y = static_cast<T*>(out);
             if (is_prod) {
-                scan_kernel<true, T><<<blocks_for(lines, 1), kThreads, 0, stream>>>(x, y, outer, n, inner, exclusive, reverse);
+                scan_kernel<true, T><<<blocks_for(lines, 1), kThreads, 0, stream>>>(
+                    x, y, outer, n, inner, exclusive, reverse);
             } else {
-                scan_kernel<false, T><<<blocks_for(lines, 1), kThreads, 0, stream>>>(x, y, outer, n, inner, exclusive, reverse);
+                scan_kernel<false, T><<<blocks_for(lines, 1), kThreads, 0, stream>>>(
+                    x, y, outer, n, inner, exclusive, reverse);
             }
             return cudaGetLastError();
         }

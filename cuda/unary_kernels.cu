@@ -44,8 +44,8 @@ cudaError_t run(Elem elem, const void* in, void* out, int64_t n, cudaStream_t st
         if constexpr (!in_set<K, S>()) {
             return cudaErrorInvalidValue;
         } else {
-            unary_kernel<F, S><<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const S*>(in),
-                                                                      static_cast<S*>(out), n);
+            unary_kernel<F, S><<<blocks_for(n), kThreads, 0, stream>>>(
+                static_cast<const S*>(in), static_cast<S*>(out), n);
             return cudaGetLastError();
         }
     });
@@ -57,12 +57,14 @@ cudaError_t unary(Op op, Elem elem, const void* in, void* out, int64_t n, cudaSt
     if (n == 0) return cudaSuccess;
     switch (op) {
 #define TFL_UNARY(name, functor, dtypes, cost) \
-    case Op::name: return run<ew::functor, TypeSet::dtypes>(elem, in, out, n, stream);
+    case Op::name:                             \
+        return run<ew::functor, TypeSet::dtypes>(elem, in, out, n, stream);
 #include "kernels/shared/unary_ops.def"
 #undef TFL_UNARY
         case Op::logical_not:
             return run<ew::LogicalNot, TypeSet::bools>(elem, in, out, n, stream);
-        default: return cudaErrorInvalidValue;
+        default:
+            return cudaErrorInvalidValue;
     }
 }
 

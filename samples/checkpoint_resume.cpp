@@ -3,7 +3,8 @@
 // checkpoint. Run twice with the same directory to see it resume:
 //   checkpoint_resume /tmp/ckpt_demo 60     (trains steps 0..60)
 //   checkpoint_resume /tmp/ckpt_demo 120    (restores step 60, trains to 120)
-// Without arguments it does both in one process (as the samples test does), then inspects the files.
+// Without arguments it does both in one process (as the samples test does), then inspects the
+// files.
 #include <cstdio>
 #include <filesystem>
 
@@ -13,8 +14,8 @@ namespace tf = tapeflow;
 
 namespace {
 
-// [train_job] The whole job: build the model and optimizer, then run the session loop. Rerun after a
-// kill, the session restores the weights, Adam's slots and powers and the global step.
+// [train_job] The whole job: build the model and optimizer, then run the session loop. Rerun after
+// a kill, the session restores the weights, Adam's slots and powers and the global step.
 void train_job(const std::string& dir, int64_t last_step) {
     tf::random::set_seed(1);
     tf::Variable w(tf::random::normal({4, 1}, 0, 0.1), {.name = "linear/w"});
@@ -29,15 +30,20 @@ void train_job(const std::string& dir, int64_t last_step) {
         .checkpoint_dir = dir,
         .save_checkpoint_steps = 20,
         .save_summaries_steps = 10,
-        .hooks = {std::make_shared<t::StopAtStepHook>(t::StopAtStepHookOptions{.last_step = last_step}),
-                  std::make_shared<t::NanTensorHook>(t::NanTensorHookOptions{.fail_on_nan_loss = true}),
-                  std::make_shared<t::LoggingTensorHook>(t::LoggingTensorHookOptions{.every_n_iter = 50}),
-                  std::make_shared<t::ProgressBarHook>(t::ProgressBarHookOptions{.total_steps = last_step})},
+        .hooks =
+            {std::make_shared<t::StopAtStepHook>(t::StopAtStepHookOptions{.last_step = last_step}),
+             std::make_shared<t::NanTensorHook>(t::NanTensorHookOptions{.fail_on_nan_loss = true}),
+             std::make_shared<t::LoggingTensorHook>(
+                 t::LoggingTensorHookOptions{.every_n_iter = 50}),
+             std::make_shared<t::ProgressBarHook>(
+                 t::ProgressBarHookOptions{.total_steps = last_step})},
     });
     while (!session.should_stop()) {
         session.run([&] {
-            return opt.minimize([&] { return tf::reduce_mean(tf::square(tf::matmul(x, w) + b - y)); },
-                                {w, b}, step);
+            return opt.minimize(
+                [&] { return tf::reduce_mean(tf::square(tf::matmul(x, w) + b - y)); },
+                {w, b},
+                step);
         });
     }
 }  // the session's destructor saves the final checkpoint (session.close() does it explicitly)
@@ -46,7 +52,9 @@ void train_job(const std::string& dir, int64_t last_step) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const std::string dir = argc > 1 ? argv[1] : (std::filesystem::temp_directory_path() / "tapeflow_ckpt_demo").string();
+    const std::string dir =
+        argc > 1 ? argv[1]
+                 : (std::filesystem::temp_directory_path() / "tapeflow_ckpt_demo").string();
     if (argc > 2) {
         train_job(dir, std::stoll(argv[2]));
         return 0;
@@ -56,7 +64,8 @@ int main(int argc, char** argv) {
     train_job(dir, 120);  // ... and a rerun that resumes at step 60
 
     // [inspect] What is in the latest checkpoint, and one value.
-    const std::optional<std::string> latest = tf::train::latest_checkpoint(dir);  // ".../model.ckpt-120"
+    const std::optional<std::string> latest =
+        tf::train::latest_checkpoint(dir);  // ".../model.ckpt-120"
     for (const auto& [name, info] : tf::train::list_variables(*latest)) {
         fmt::print("{:<28} {} {}\n", name, info.first, tf::dtype_name(info.second));
     }
@@ -67,9 +76,9 @@ int main(int argc, char** argv) {
     // [saver] A Saver on its own: explicit variables, a step suffix, max_to_keep.
     tf::Variable v(tf::constant({1.f, 2.f, 3.f}), {.name = "v"});
     tf::train::Saver saver(std::vector<tf::Variable>{v}, tf::train::SaverOptions{.max_to_keep = 2});
-    const std::string prefix = saver.save(dir + "/saver/v", 7);    // writes ".../v-7.safetensors"
+    const std::string prefix = saver.save(dir + "/saver/v", 7);  // writes ".../v-7.safetensors"
     v.assign(tf::zeros({3}));
-    saver.restore(prefix);                                         // v is {1, 2, 3} again
+    saver.restore(prefix);  // v is {1, 2, 3} again
     // [saver]
     return v.value().to_vector<float>() == std::vector<float>{1.f, 2.f, 3.f} &&
                    tf::train::global_step(*tf::train::get_global_step()) == 120

@@ -1,8 +1,8 @@
 // From CSV to a trained model through TFRecord, as the TensorFlow tutorial does with pandas and
 // TFRecordWriter: write a CSV, convert each row to a tf.train.Example in a TFRecord file, then
-// read it back with TensorFlow 1's read_and_decode + Coordinator loop, and train a linear regression
-// from it with TFRecordDataset -> map(parse) -> shuffle -> batch -> prefetch, minimizing the mean
-// squared error with tf::train::GradientDescentOptimizer.
+// read it back with TensorFlow 1's read_and_decode + Coordinator loop, and train a linear
+// regression from it with TFRecordDataset -> map(parse) -> shuffle -> batch -> prefetch, minimizing
+// the mean squared error with tf::train::GradientDescentOptimizer.
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -39,10 +39,12 @@ void csv_to_tfrecord(const std::string& csv, const std::string& tfrecord) {
     tf::io::TFRecordWriter writer(tfrecord);
     for (const std::vector<tf::Tensor>& row :
          tf::data::CsvDataset({csv}, {required, required, required, required}, /*header=*/true)) {
-        writer.write(tf::io::Example()
-                         .add_float("features", {row[0].item<float>(), row[1].item<float>(), row[2].item<float>()})
-                         .add_float("label", {row[3].item<float>()})
-                         .serialize());
+        writer.write(
+            tf::io::Example()
+                .add_float("features",
+                           {row[0].item<float>(), row[1].item<float>(), row[2].item<float>()})
+                .add_float("label", {row[3].item<float>()})
+                .serialize());
     }
     writer.close();
 }
@@ -58,8 +60,12 @@ std::vector<tf::Tensor> read_and_decode(const std::string& serialized) {
 
 int64_t read_with_coordinator(const std::string& records, int num_epochs) {
     auto examples = tf::data::TFRecordDataset({records}).repeat(num_epochs).map(read_and_decode);
-    auto batches = tf::train::shuffle_batch(
-        examples, {.batch_size = 100, .capacity = 2000, .min_after_dequeue = 1000, .num_threads = 2, .seed = 1});
+    auto batches = tf::train::shuffle_batch(examples,
+                                            {.batch_size = 100,
+                                             .capacity = 2000,
+                                             .min_after_dequeue = 1000,
+                                             .num_threads = 2,
+                                             .seed = 1});
     auto iterator = batches.make_one_shot_iterator();
     tf::train::Coordinator coord;
     int64_t seen = 0;

@@ -273,6 +273,7 @@ int main(int argc, char** argv) {
     fmt::print("tensorboard --logdir {}\n",
                std::filesystem::absolute(args.logdir).lexically_normal().string());
     const std::vector<std::string> shared = tags_shared_by_plugins(args.logdir);
-    for (const std::string& tag : shared) fmt::print("tag {} is written by two plugins\n", tag);
+    for (const std::string& tag : shared)
+        fmt::print("tag {} is written by two plugins\n", tag);
     return test_accuracy >= 0.95f && shared.empty() ? 0 : 1;
 }

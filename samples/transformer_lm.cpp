@@ -28,7 +28,7 @@ using namespace transformer_model;  // NOLINT: the model's constants and functio
 namespace {
 
 struct Corpus {
-    std::vector<int32_t> ids;        // the text as vocabulary ids
+    std::vector<int32_t> ids;          // the text as vocabulary ids
     std::vector<unsigned char> chars;  // id -> byte
     int64_t vocab() const { return static_cast<int64_t>(chars.size()); }
 };
@@ -41,29 +41,36 @@ Corpus load_corpus(const std::string& path) {
     const std::string text = buffer.str();
     Corpus c;
     std::map<unsigned char, int32_t> index;
-    for (const unsigned char ch : text) index.emplace(ch, 0);
+    for (const unsigned char ch : text)
+        index.emplace(ch, 0);
     for (auto& [ch, id] : index) {
         id = static_cast<int32_t>(c.chars.size());
         c.chars.push_back(ch);
     }
-    for (const unsigned char ch : text) c.ids.push_back(index[ch]);
+    for (const unsigned char ch : text)
+        c.ids.push_back(index[ch]);
     return c;
 }
 
 // The cross-entropy (nats per character) of the unigram model fitted to `train`, on `eval`.
-double unigram_loss(const std::vector<int32_t>& train, const std::vector<int32_t>& eval,
+double unigram_loss(const std::vector<int32_t>& train,
+                    const std::vector<int32_t>& eval,
                     int64_t vocab) {
     std::vector<double> counts(static_cast<std::size_t>(vocab), 1.0);  // add-one smoothing
-    for (const int32_t id : train) counts[id] += 1;
+    for (const int32_t id : train)
+        counts[id] += 1;
     double total = 0;
-    for (const double n : counts) total += n;
+    for (const double n : counts)
+        total += n;
     double loss = 0;
-    for (const int32_t id : eval) loss -= std::log(counts[id] / total);
+    for (const int32_t id : eval)
+        loss -= std::log(counts[id] / total);
     return loss / static_cast<double>(eval.size());
 }
 
 // `batch` random windows of kContext + 1 characters of `ids`: inputs [B, T] and targets [B * T].
-std::pair<tf::Tensor, tf::Tensor> windows(const std::vector<int32_t>& ids, int64_t batch,
+std::pair<tf::Tensor, tf::Tensor> windows(const std::vector<int32_t>& ids,
+                                          int64_t batch,
                                           std::mt19937_64& rng) {
     std::uniform_int_distribution<std::size_t> start(0, ids.size() - kContext - 1);
     std::vector<int32_t> x, y;
@@ -76,8 +83,8 @@ std::pair<tf::Tensor, tf::Tensor> windows(const std::vector<int32_t>& ids, int64
 }
 
 // Samples `n` characters after `prompt` (temperature 0.8), feeding back the last kContext.
-std::string generate(const Model& m, const Corpus& c, const std::string& prompt, int n,
-                     std::mt19937_64& rng) {
+std::string generate(
+    const Model& m, const Corpus& c, const std::string& prompt, int n, std::mt19937_64& rng) {
     std::vector<int32_t> ids;
     for (const unsigned char ch : prompt) {
         const auto it = std::find(c.chars.begin(), c.chars.end(), ch);
@@ -121,7 +128,9 @@ int main(int argc, char** argv) {
     const std::vector<int32_t> held_out(corpus.ids.begin() + split, corpus.ids.end());
     const double baseline = unigram_loss(train, held_out, corpus.vocab());
     fmt::print("corpus: {} characters, vocabulary {}; unigram baseline {:.3f} nats/char\n",
-               corpus.ids.size(), corpus.vocab(), baseline);
+               corpus.ids.size(),
+               corpus.vocab(),
+               baseline);
 
     Model model = make_model(corpus.vocab());
     tf::train::AdamOptimizer optimizer(3e-3);
@@ -139,16 +148,23 @@ int main(int argc, char** argv) {
         if (step % every == 0 || step == steps) {
             eval_loss = loss_of(model, eval_x, eval_y).item<float>();
             writer.scalar("held_out_loss", eval_loss, step);
-            const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-            fmt::print("step {:5}: loss {:.3f}, held-out {:.3f} ({:.0f} tokens/s)\n", step, loss, eval_loss,
+            const double seconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            fmt::print("step {:5}: loss {:.3f}, held-out {:.3f} ({:.0f} tokens/s)\n",
+                       step,
+                       loss,
+                       eval_loss,
                        static_cast<double>(step * batch * kContext) / seconds);
         }
     }
     writer.close();
-    fmt::print("sample:\n{}\n", generate(model, corpus, "To report a bug", short_run ? 80 : 300, rng));
+    fmt::print("sample:\n{}\n",
+               generate(model, corpus, "To report a bug", short_run ? 80 : 300, rng));
     // Short runs only begin to learn (bigram statistics); full runs go well below the baseline.
     const double bound = short_run ? 0.95 : 0.7;
     fmt::print("held-out loss {:.3f} = {:.2f} x the unigram baseline (must be below {:.2f} x)\n",
-               eval_loss, eval_loss / baseline, bound);
+               eval_loss,
+               eval_loss / baseline,
+               bound);
     return eval_loss < bound * baseline ? 0 : 1;
 }

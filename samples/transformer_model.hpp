@@ -46,12 +46,14 @@ inline Model make_model(int64_t vocab) {
     const double residual = 0.02 / std::sqrt(2.0 * kLayers);  // GPT-2's scaled residual init
     for (int64_t l = 0; l < kLayers; ++l) {
         const std::string p = "block" + std::to_string(l) + "/";
-        m.blocks.push_back(Block{filled({kWidth}, 1, p + "ln1/gamma"), filled({kWidth}, 0, p + "ln1/beta"),
+        m.blocks.push_back(Block{filled({kWidth}, 1, p + "ln1/gamma"),
+                                 filled({kWidth}, 0, p + "ln1/beta"),
                                  weight({kWidth, 3 * kWidth}, 0.02, p + "qkv/kernel"),
                                  filled({3 * kWidth}, 0, p + "qkv/bias"),
                                  weight({kWidth, kWidth}, residual, p + "out/kernel"),
                                  filled({kWidth}, 0, p + "out/bias"),
-                                 filled({kWidth}, 1, p + "ln2/gamma"), filled({kWidth}, 0, p + "ln2/beta"),
+                                 filled({kWidth}, 1, p + "ln2/gamma"),
+                                 filled({kWidth}, 0, p + "ln2/beta"),
                                  weight({kWidth, 4 * kWidth}, 0.02, p + "up/kernel"),
                                  filled({4 * kWidth}, 0, p + "up/bias"),
                                  weight({4 * kWidth, kWidth}, residual, p + "down/kernel"),
@@ -64,18 +66,23 @@ inline Model make_model(int64_t vocab) {
 inline tf::Tensor forward(const Model& m, const tf::Tensor& ids) {
     const int64_t b = ids.shape()[0], t = ids.shape()[1];
     const tf::Tensor positions = tf::range(0, static_cast<double>(t), 1, tf::int32);
-    tf::Tensor x = tf::reshape(tf::gather(m.token_embedding, ids) + tf::gather(m.position_embedding, positions),
-                               {b * t, kWidth});
+    tf::Tensor x = tf::reshape(
+        tf::gather(m.token_embedding, ids) + tf::gather(m.position_embedding, positions),
+        {b * t, kWidth});
     tf::nn::DotProductAttentionOptions causal;
     causal.is_causal = true;
     for (const Block& blk : m.blocks) {
         const tf::Tensor h = tf::nn::layer_norm(x, blk.ln1_gamma, blk.ln1_beta);
         const std::vector<tf::Tensor> qkv = tf::split(tf::matmul(h, blk.w_qkv) + blk.b_qkv, 3, 1);
-        const auto heads = [&](const tf::Tensor& z) { return tf::reshape(z, {b, t, kHeads, kHeadSize}); };
-        const tf::Tensor a = tf::nn::dot_product_attention(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), causal);
+        const auto heads = [&](const tf::Tensor& z) {
+            return tf::reshape(z, {b, t, kHeads, kHeadSize});
+        };
+        const tf::Tensor a =
+            tf::nn::dot_product_attention(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), causal);
         x = x + tf::matmul(tf::reshape(a, {b * t, kWidth}), blk.w_out) + blk.b_out;
         const tf::Tensor h2 = tf::nn::layer_norm(x, blk.ln2_gamma, blk.ln2_beta);
-        x = x + tf::matmul(tf::nn::relu(tf::matmul(h2, blk.w_up) + blk.b_up), blk.w_down) + blk.b_down;
+        x = x + tf::matmul(tf::nn::relu(tf::matmul(h2, blk.w_up) + blk.b_up), blk.w_down) +
+            blk.b_down;
     }
     return tf::matmul(tf::nn::layer_norm(x, m.ln_gamma, m.ln_beta), m.w_logits) + m.b_logits;
 }
@@ -89,8 +96,19 @@ inline tf::Tensor loss_of(const Model& m, const tf::Tensor& x, const tf::Tensor&
 inline std::vector<tf::Variable> variables(const Model& m) {
     std::vector<tf::Variable> v{m.token_embedding, m.position_embedding};
     for (const Block& b : m.blocks) {
-        v.insert(v.end(), {b.ln1_gamma, b.ln1_beta, b.w_qkv, b.b_qkv, b.w_out, b.b_out, b.ln2_gamma,
-                           b.ln2_beta, b.w_up, b.b_up, b.w_down, b.b_down});
+        v.insert(v.end(),
+                 {b.ln1_gamma,
+                  b.ln1_beta,
+                  b.w_qkv,
+                  b.b_qkv,
+                  b.w_out,
+                  b.b_out,
+                  b.ln2_gamma,
+                  b.ln2_beta,
+                  b.w_up,
+                  b.b_up,
+                  b.w_down,
+                  b.b_down});
     }
     v.insert(v.end(), {m.ln_gamma, m.ln_beta, m.w_logits, m.b_logits});
     return v;

@@ -1,8 +1,8 @@
 // TensorFlow 1's classic first network, line by line: w1 and w2 from
-// tf.random_normal(..., stddev=1, seed=1), x -> relu(x w1) -> relu(. w2) without biases, the clipped
-// cross-entropy -mean(y * log(clip(yhat, 1e-10, 1))), AdamOptimizer(0.001), 128 points from numpy's
-// RandomState(1) labelled x1 + x2 < 1, batches of 10 in order, 11000 steps, and the loss on all the
-// data every 1000 steps.
+// tf.random_normal(..., stddev=1, seed=1), x -> relu(x w1) -> relu(. w2) without biases, the
+// clipped cross-entropy -mean(y * log(clip(yhat, 1e-10, 1))), AdamOptimizer(0.001), 128 points from
+// numpy's RandomState(1) labelled x1 + x2 < 1, batches of 10 in order, 11000 steps, and the loss on
+// all the data every 1000 steps.
 //
 // tapeflow's random numbers are TensorFlow's, so the weights are the ones the tutorial prints and
 // the losses follow TensorFlow's (other numbers leave all three relu units dead here, and the loss
@@ -41,13 +41,16 @@ int main() {
     fmt::print("w1 = {}\nw2 = {}\n", w1.value(), w2.value());
     const bool tensorflow_weights =
         w1.value().to_vector<float>() ==
-        std::vector<float>{-0.8113182f, 1.4845988f, 0.06532937f, -2.4427042f, 0.0992484f, 0.5912243f};
+        std::vector<float>{
+            -0.8113182f, 1.4845988f, 0.06532937f, -2.4427042f, 0.0992484f, 0.5912243f};
 
     // rdm = RandomState(1); X = rdm.rand(128, 2); Y = [[int(x1 + x2 < 1)] for (x1, x2) in X]
     const std::vector<double> points = numpy_rand(1, kDatasetSize * 2);
     std::vector<float> x_values(points.begin(), points.end()), y_values;
     for (int64_t i = 0; i < kDatasetSize; ++i) {
-        y_values.push_back(points[static_cast<std::size_t>(2 * i)] + points[static_cast<std::size_t>(2 * i + 1)] < 1);
+        y_values.push_back(points[static_cast<std::size_t>(2 * i)] +
+                               points[static_cast<std::size_t>(2 * i + 1)] <
+                           1);
     }
     const tf::Tensor X = tf::constant(x_values, {kDatasetSize, 2});
     const tf::Tensor Y = tf::constant(y_values, {kDatasetSize, 1});

@@ -1,11 +1,8 @@
 #!/usr/bin/env bash
 # The formatting check: clang-format 14 with the root .clang-format over every C++ source of the
-# tree (*.cpp *.hpp *.cu *.cuh *.h *.cc), excluding the files listed in scripts/format_pending.txt
-# (those written before the check existed; the list empties with the one-time reformat).
+# tree (*.cpp *.hpp *.cu *.cuh *.h *.cc).
 # Usage: scripts/check_format.sh          check; exits 1 listing the files clang-format would change
-#        scripts/check_format.sh --all    check every file, the pending ones too
 #        scripts/check_format.sh --fix [FILE...]   reformat in place (all files or the given ones)
-#        scripts/check_format.sh --pending          rewrite format_pending.txt (unformatted files)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cf=${CLANG_FORMAT:-clang-format-14}
@@ -14,7 +11,6 @@ if ! command -v "$cf" >/dev/null; then
     exit 2
 fi
 mode=${1:-check}
-pending=scripts/format_pending.txt
 sources() { git ls-files -- '*.cpp' '*.hpp' '*.cu' '*.cuh' '*.h' '*.cc'; }
 unformatted() {  # the files of stdin that clang-format would change
     while read -r f; do
@@ -30,16 +26,8 @@ case "$mode" in
             sources | xargs "$cf" -i --style=file
         fi
         ;;
-    --pending)
-        sources | unformatted > "$pending"
-        echo "check_format: $(wc -l < "$pending") files in $pending"
-        ;;
-    check | --all)
-        if [[ "$mode" == check && -f "$pending" ]]; then
-            bad=$(sources | grep -vxF -f "$pending" | unformatted || true)
-        else
-            bad=$(sources | unformatted || true)
-        fi
+    check)
+        bad=$(sources | unformatted || true)
         if [[ -n "$bad" ]]; then
             echo "check_format: clang-format would change these files" \
                  "(fix: scripts/check_format.sh --fix FILE...):"
@@ -49,7 +37,7 @@ case "$mode" in
         echo "check_format: ok"
         ;;
     *)
-        sed -n '2,9p' "$0" >&2
+        sed -n '2,6p' "$0" >&2
         exit 2
         ;;
 esac

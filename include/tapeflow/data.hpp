@@ -14,11 +14,11 @@
 #include <vector>
 
 #include <tapeflow/core/error.hpp>
+#include <tapeflow/core/export.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/data/csv.hpp>
 #include <tapeflow/data/parse_example.hpp>
 #include <tapeflow/data/source.hpp>
-#include <tapeflow/core/export.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -504,8 +504,10 @@ Dataset<std::string> TextLineDataset(std::vector<std::string> files);
 
 /// tf.data.experimental.CsvDataset: the records of CSV files, file after file, each element its
 /// fields as rank-0 tensors (decode_csv's rules; `header` skips each file's first line).
-Dataset<std::vector<Tensor>> CsvDataset(std::vector<std::string> files, std::vector<Tensor> record_defaults,
-                                        bool header = false, io::CsvOptions options = {});
+Dataset<std::vector<Tensor>> CsvDataset(std::vector<std::string> files,
+                                        std::vector<Tensor> record_defaults,
+                                        bool header = false,
+                                        io::CsvOptions options = {});
 
 }  // namespace tapeflow::data
 

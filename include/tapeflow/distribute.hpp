@@ -14,10 +14,10 @@
 #include <vector>
 
 #include <tapeflow/autograd/variable.hpp>
+#include <tapeflow/core/export.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/data.hpp>
 #include <tapeflow/train/optimizer.hpp>
-#include <tapeflow/core/export.hpp>
 
 TAPEFLOW_API_BEGIN
 

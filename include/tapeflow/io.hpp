@@ -10,6 +10,7 @@
 #include <string_view>
 #include <variant>
 #include <vector>
+
 #include <tapeflow/core/export.hpp>
 
 TAPEFLOW_API_BEGIN

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include <tapeflow/autograd/graph.hpp>
-#include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/export.hpp>
+#include <tapeflow/core/tensor.hpp>
 
 TAPEFLOW_API_BEGIN
 

@@ -1,6 +1,6 @@
 // tapeflow: eager tensors with TensorFlow's training semantics. The umbrella header: it includes
-// every public header and nothing else (the standard library and fmt only; no xtensor, BLAS, protobuf
-// or CUDA), so it parses fast and loads in clang-repl.
+// every public header and nothing else (the standard library and fmt only; no xtensor, BLAS,
+// protobuf or CUDA), so it parses fast and loads in clang-repl.
 //
 //     #include <tapeflow/tapeflow.hpp>
 //     namespace tf = tapeflow;
@@ -19,6 +19,23 @@
 #include <tapeflow/core/storage.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/threads.hpp>
+#include <tapeflow/data.hpp>
+#include <tapeflow/distribute.hpp>
+#include <tapeflow/io.hpp>
+#include <tapeflow/keras/activations.hpp>
+#include <tapeflow/keras/callbacks.hpp>
+#include <tapeflow/keras/initializers.hpp>
+#include <tapeflow/keras/layer.hpp>
+#include <tapeflow/keras/layers/attention.hpp>
+#include <tapeflow/keras/layers/convolutional.hpp>
+#include <tapeflow/keras/layers/core.hpp>
+#include <tapeflow/keras/layers/normalization.hpp>
+#include <tapeflow/keras/losses.hpp>
+#include <tapeflow/keras/metrics.hpp>
+#include <tapeflow/keras/model.hpp>
+#include <tapeflow/keras/module.hpp>
+#include <tapeflow/keras/optimizers.hpp>
+#include <tapeflow/keras/tf1_losses.hpp>
 #include <tapeflow/ops/array.hpp>
 #include <tapeflow/ops/attention.hpp>
 #include <tapeflow/ops/clip.hpp>
@@ -29,32 +46,15 @@
 #include <tapeflow/ops/nn.hpp>
 #include <tapeflow/ops/sort.hpp>
 #include <tapeflow/random.hpp>
-#include <tapeflow/io.hpp>
-#include <tapeflow/data.hpp>
 #include <tapeflow/summary.hpp>
 #include <tapeflow/train/coordinator.hpp>
+#include <tapeflow/train/hooks.hpp>
 #include <tapeflow/train/input.hpp>
 #include <tapeflow/train/learning_rate.hpp>
+#include <tapeflow/train/monitored_session.hpp>
+#include <tapeflow/train/moving_average.hpp>
 #include <tapeflow/train/optimizer.hpp>
 #include <tapeflow/train/optimizers.hpp>
-#include <tapeflow/train/moving_average.hpp>
-#include <tapeflow/train/training_util.hpp>
 #include <tapeflow/train/saver.hpp>
-#include <tapeflow/train/monitored_session.hpp>
-#include <tapeflow/train/hooks.hpp>
-#include <tapeflow/keras/optimizers.hpp>
-#include <tapeflow/keras/module.hpp>
-#include <tapeflow/keras/initializers.hpp>
-#include <tapeflow/keras/activations.hpp>
-#include <tapeflow/keras/layer.hpp>
-#include <tapeflow/keras/layers/core.hpp>
-#include <tapeflow/keras/layers/convolutional.hpp>
-#include <tapeflow/keras/layers/normalization.hpp>
-#include <tapeflow/keras/layers/attention.hpp>
-#include <tapeflow/keras/losses.hpp>
-#include <tapeflow/keras/tf1_losses.hpp>
-#include <tapeflow/keras/metrics.hpp>
-#include <tapeflow/keras/callbacks.hpp>
-#include <tapeflow/keras/model.hpp>
-#include <tapeflow/distribute.hpp>
+#include <tapeflow/train/training_util.hpp>
 #include <tapeflow/version.hpp>

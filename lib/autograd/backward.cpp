@@ -59,15 +59,18 @@ Gradient add_gradients(const Gradient& a, const Gradient& b) {
 Gradient sum_all(std::vector<Gradient>& parts) {
     if (parts.size() == 1) return parts[0];
     bool any_sparse = false;
-    for (const Gradient& g : parts) any_sparse = any_sparse || g.is_sparse();
+    for (const Gradient& g : parts)
+        any_sparse = any_sparse || g.is_sparse();
     if (!any_sparse) {  // one op over all of them: peak memory holds every contribution
         std::vector<Tensor> dense;
         dense.reserve(parts.size());
-        for (const Gradient& g : parts) dense.push_back(g.dense());
+        for (const Gradient& g : parts)
+            dense.push_back(g.dense());
         return add_n(dense);
     }
     Gradient total;
-    for (const Gradient& g : parts) total = add_gradients(total, g);
+    for (const Gradient& g : parts)
+        total = add_gradients(total, g);
     return total;
 }
 
@@ -79,7 +82,9 @@ public:
     void add(Gradient g) {
         if (!g.defined()) return;
         switch (method_) {
-            case AggregationMethod::add_n: pending_.push_back(std::move(g)); break;
+            case AggregationMethod::add_n:
+                pending_.push_back(std::move(g));
+                break;
             case AggregationMethod::experimental_tree: {
                 // A binary counter: partial sums of 1, 2, 4, ... contributions; equal levels merge.
                 int level = 0;
@@ -92,7 +97,9 @@ public:
                 levels_[level] = std::move(g);
                 break;
             }
-            default: running_ = add_gradients(running_, g); break;  // free each one as it arrives
+            default:
+                running_ = add_gradients(running_, g);
+                break;  // free each one as it arrives
         }
     }
 
@@ -106,11 +113,13 @@ public:
             }
             case AggregationMethod::experimental_tree: {
                 Gradient total;
-                for (Gradient& g : levels_) total = add_gradients(total, g);
+                for (Gradient& g : levels_)
+                    total = add_gradients(total, g);
                 levels_.clear();
                 return total;
             }
-            default: return std::exchange(running_, Gradient());
+            default:
+                return std::exchange(running_, Gradient());
         }
     }
 
@@ -121,7 +130,9 @@ private:
     Gradient running_;
 };
 
-bool passes_slices(Op op) { return op == Op::read_variable || op == Op::identity; }
+bool passes_slices(Op op) {
+    return op == Op::read_variable || op == Op::identity;
+}
 
 Shape with_batch(const std::vector<int64_t>& batch, const Shape& shape) {
     std::vector<int64_t> dims = batch;
@@ -137,13 +148,15 @@ Grads per_row(const Formula& formula, const GradCtx& c) {
     const std::size_t num_outputs = c.grads.size();
     const std::size_t num_inputs = c.in_meta.size();
     std::vector<std::vector<Tensor>> rows(num_outputs);
-    for (std::size_t k = 0; k < num_outputs; ++k) rows[k] = unstack(c.grads[k], 0);
+    for (std::size_t k = 0; k < num_outputs; ++k)
+        rows[k] = unstack(c.grads[k], 0);
     const std::size_t n = rows[0].size();
     std::vector<std::vector<Tensor>> per_input(num_inputs);
     std::vector<char> any(num_inputs, 0);
     std::vector<Tensor> row(num_outputs);
     for (std::size_t b = 0; b < n; ++b) {
-        for (std::size_t k = 0; k < num_outputs; ++k) row[k] = rows[k][b];
+        for (std::size_t k = 0; k < num_outputs; ++k)
+            row[k] = rows[k][b];
         const GradCtx ctx{row, c.in, c.out, c.attrs, c.in_meta, c.out_meta, 0, c.needs};
         const Grads g = formula(ctx);
         for (std::size_t i = 0; i < num_inputs; ++i) {

@@ -16,13 +16,16 @@ Gradient::Gradient(IndexedSlices sparse) {
     value_ = std::move(sparse);
 }
 
-bool Gradient::defined() const { return !std::holds_alternative<std::monostate>(value_); }
+bool Gradient::defined() const {
+    return !std::holds_alternative<std::monostate>(value_);
+}
 
 Tensor Gradient::dense() const {
     if (const auto* t = std::get_if<Tensor>(&value_)) return *t;
     if (const auto* s = std::get_if<IndexedSlices>(&value_)) {
         if (s->dense_shape.rank() == 0) {
-            throw errors::InvalidArgumentError("Cannot densify IndexedSlices without a dense_shape");
+            throw errors::InvalidArgumentError(
+                "Cannot densify IndexedSlices without a dense_shape");
         }
         return unsorted_segment_sum(s->values, s->indices, s->dense_shape[0]);
     }

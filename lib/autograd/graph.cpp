@@ -1,10 +1,10 @@
 // tape.graph(): turns a tape's entries into GraphDef-shaped nodes. Graph::to_text() is in
 // lib/summary/graph_def.cpp (protobuf's TextFormat of the GraphDef).
-#include <tapeflow/autograd/graph.hpp>
-
 #include <unordered_map>
 
 #include <fmt/format.h>
+
+#include <tapeflow/autograd/graph.hpp>
 
 #include "autograd/graph_signatures.hpp"
 #include "autograd/tape.hpp"
@@ -14,7 +14,8 @@ namespace {
 
 std::string shape_text(const Shape& s) {
     std::string out = "shape {";
-    for (int64_t d : s.dims()) out += fmt::format(" dim {{ size: {} }}", d);
+    for (int64_t d : s.dims())
+        out += fmt::format(" dim {{ size: {} }}", d);
     return out + " }";
 }
 
@@ -29,7 +30,8 @@ std::string attr_text(const AttrValue& v) {
             } else if constexpr (std::is_same_v<T, double>) {
                 return fmt::format("f: {}", x);
             } else if constexpr (std::is_same_v<T, std::string>) {
-                std::string escaped;  // text-format escapes, so protobuf's TextFormat parses it back
+                std::string
+                    escaped;  // text-format escapes, so protobuf's TextFormat parses it back
                 for (char c : x) {
                     const auto u = static_cast<unsigned char>(c);
                     if (c == '"' || c == '\\') {
@@ -43,7 +45,8 @@ std::string attr_text(const AttrValue& v) {
                 return "s: \"" + escaped + "\"";
             } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
                 std::string out = "list {";
-                for (int64_t i : x) out += fmt::format(" i: {}", i);
+                for (int64_t i : x)
+                    out += fmt::format(" i: {}", i);
                 return out + " }";
             } else if constexpr (std::is_same_v<T, DType>) {
                 return "type: " + tf_datatype_name(x);
@@ -58,22 +61,30 @@ std::string attr_text(const AttrValue& v) {
 
 std::string tf_datatype_name(DType dtype) {
     switch (dtype) {
-        case DType::float32: return "DT_FLOAT";
-        case DType::float64: return "DT_DOUBLE";
-        case DType::int32: return "DT_INT32";
-        case DType::int64: return "DT_INT64";
-        case DType::uint8: return "DT_UINT8";
-        case DType::bool_: return "DT_BOOL";
-        case DType::float16: return "DT_HALF";
-        case DType::bfloat16: return "DT_BFLOAT16";
+        case DType::float32:
+            return "DT_FLOAT";
+        case DType::float64:
+            return "DT_DOUBLE";
+        case DType::int32:
+            return "DT_INT32";
+        case DType::int64:
+            return "DT_INT64";
+        case DType::uint8:
+            return "DT_UINT8";
+        case DType::bool_:
+            return "DT_BOOL";
+        case DType::float16:
+            return "DT_HALF";
+        case DType::bfloat16:
+            return "DT_BFLOAT16";
     }
     return "DT_INVALID";
 }
 
 Graph GradientTape::graph() const {
     Graph graph;
-    std::unordered_map<std::string, int> used;           // name -> times used
-    std::unordered_map<int64_t, std::string> producer;    // tensor or variable id -> "node[:k]"
+    std::unordered_map<std::string, int> used;          // name -> times used
+    std::unordered_map<int64_t, std::string> producer;  // tensor or variable id -> "node[:k]"
     auto unique = [&](const std::string& base) {
         const int n = used[base]++;
         return n == 0 ? base : fmt::format("{}_{}", base, n);
@@ -90,8 +101,9 @@ Graph GradientTape::graph() const {
                 // An input the tape did not produce: a watched tensor, or the variable of a read.
                 GraphNode source;
                 const bool variable = e.op == Op::read_variable;
-                source.name = unique(variable && e.attrs.has("variable") ? e.attrs.get<std::string>("variable")
-                                                                          : std::string("input"));
+                source.name = unique(variable && e.attrs.has("variable")
+                                         ? e.attrs.get<std::string>("variable")
+                                         : std::string("input"));
                 source.op = variable ? "VarHandleOp" : "Placeholder";
                 source.device = e.in_meta[i].device.str();
                 meta_attrs(source, e.in_meta[i], "dtype");
@@ -120,11 +132,13 @@ Graph GradientTape::graph() const {
             c.op = "Const";
             c.device = node.device;
             c.attrs["dtype"] = "type: DT_INT32";
-            std::string tensor = fmt::format("tensor {{ dtype: DT_INT32 tensor_shape {{ dim {{ size: {} }} }}",
-                                             values.size());
-            for (int64_t v : values) tensor += fmt::format(" int_val: {}", v);
+            std::string tensor = fmt::format(
+                "tensor {{ dtype: DT_INT32 tensor_shape {{ dim {{ size: {} }} }}", values.size());
+            for (int64_t v : values)
+                tensor += fmt::format(" int_val: {}", v);
             c.attrs["value"] = tensor + " }";
-            c.attrs["_output_shapes"] = fmt::format("list {{ shape {{ dim {{ size: {} }} }} }}", values.size());
+            c.attrs["_output_shapes"] =
+                fmt::format("list {{ shape {{ dim {{ size: {} }} }} }}", values.size());
             graph.add_node(c);
             return c.name;
         });

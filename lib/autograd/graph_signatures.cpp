@@ -11,11 +11,14 @@ namespace {
 
 std::string int_list(const std::vector<int64_t>& values) {
     std::string out = "list {";
-    for (int64_t v : values) out += fmt::format(" i: {}", v);
+    for (int64_t v : values)
+        out += fmt::format(" i: {}", v);
     return out + " }";
 }
 
-std::string text(const std::string& s) { return "s: \"" + s + "\""; }
+std::string text(const std::string& s) {
+    return "s: \"" + s + "\"";
+}
 
 // TensorFlow's padding name for a window's explicit pads: SAME when they are what SAME computes
 // (TensorFlow's GetWindowedOutputSize), VALID when zero, else EXPLICIT with explicit_paddings.
@@ -57,7 +60,10 @@ void window_op(const TapeEntry& e, GraphNode& node, bool convolution) {
 }
 
 // An attribute that TensorFlow takes as an int32 tensor input: a Const node, and its type attr.
-void as_input(GraphNode& node, const std::vector<int64_t>& values, const char* attr, const char* type_attr,
+void as_input(GraphNode& node,
+              const std::vector<int64_t>& values,
+              const char* attr,
+              const char* type_attr,
               const std::function<std::string(const std::vector<int64_t>&)>& add_const) {
     node.inputs.push_back(add_const(values));
     node.attrs.erase(attr);
@@ -66,12 +72,17 @@ void as_input(GraphNode& node, const std::vector<int64_t>& values, const char* a
 
 }  // namespace
 
-void to_tf_signature(const TapeEntry& e, GraphNode& node,
+void to_tf_signature(const TapeEntry& e,
+                     GraphNode& node,
                      const std::function<std::string(const std::vector<int64_t>&)>& add_const) {
     switch (e.op) {
-        case Op::conv2d: window_op(e, node, true); break;
+        case Op::conv2d:
+            window_op(e, node, true);
+            break;
         case Op::max_pool:
-        case Op::avg_pool: window_op(e, node, false); break;
+        case Op::avg_pool:
+            window_op(e, node, false);
+            break;
         case Op::bias_add:
             node.attrs["data_format"] =
                 text(e.attrs.has("nchw") && e.attrs.get<bool>("nchw") ? "NCHW" : "NHWC");
@@ -79,7 +90,8 @@ void to_tf_signature(const TapeEntry& e, GraphNode& node,
             break;
         case Op::reshape: {
             const auto& dims = e.out_meta[0].shape.dims();
-            as_input(node, std::vector<int64_t>(dims.begin(), dims.end()), "shape", "Tshape", add_const);
+            as_input(
+                node, std::vector<int64_t>(dims.begin(), dims.end()), "shape", "Tshape", add_const);
             break;
         }
         case Op::reduce_sum:
@@ -109,7 +121,8 @@ void to_tf_signature(const TapeEntry& e, GraphNode& node,
             node.attrs["dtype"] = node.attrs["T"];
             node.attrs.erase("T");
             break;
-        default: break;
+        default:
+            break;
     }
 }
 

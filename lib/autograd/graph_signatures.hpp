@@ -19,7 +19,8 @@ namespace tapeflow {
 /// Rewrites `node` (made from `entry`, with tapeflow's attributes as AttrValue text) into
 /// TensorFlow's signature. `add_const(values)` adds an int32 Const node holding `values` and
 /// returns its name.
-void to_tf_signature(const TapeEntry& entry, GraphNode& node,
+void to_tf_signature(const TapeEntry& entry,
+                     GraphNode& node,
                      const std::function<std::string(const std::vector<int64_t>&)>& add_const);
 
 }  // namespace tapeflow

@@ -1,5 +1,7 @@
 // Recording: the thread-local tape stack, what apply() and variable reads put on tapes, and the
 // GradientTape API on top of compute_gradients (backward.cpp).
+#include "autograd/tape.hpp"
+
 #include <algorithm>
 #include <atomic>
 
@@ -7,12 +9,12 @@
 #include <tapeflow/ops/array.hpp>
 #include <tapeflow/ops/creation.hpp>
 
-#include "autograd/tape.hpp"
-
 namespace tapeflow {
 namespace {
 
-TensorMeta meta_of(const Tensor& t) { return {t.shape(), t.dtype(), t.device()}; }
+TensorMeta meta_of(const Tensor& t) {
+    return {t.shape(), t.dtype(), t.device()};
+}
 
 bool watched_input(const TapeState& tape, std::span<const Tensor> inputs) {
     for (const Tensor& in : inputs) {
@@ -21,9 +23,14 @@ bool watched_input(const TapeState& tape, std::span<const Tensor> inputs) {
     return false;
 }
 
-// Fills an entry's ids, metadata and saved tensors and appends it to `tape`; outputs become watched.
-void append_entry(TapeState& tape, Op op, std::span<const Tensor> inputs,
-                  std::span<const Tensor> outputs, const Attrs& attrs, Save save,
+// Fills an entry's ids, metadata and saved tensors and appends it to `tape`; outputs become
+// watched.
+void append_entry(TapeState& tape,
+                  Op op,
+                  std::span<const Tensor> inputs,
+                  std::span<const Tensor> outputs,
+                  const Attrs& attrs,
+                  Save save,
                   std::shared_ptr<CustomBackwardFn> custom) {
     TapeEntry& entry = tape.entries.emplace_back();
     try {
@@ -67,7 +74,8 @@ void append_entry(TapeState& tape, Op op, std::span<const Tensor> inputs,
 void warn_non_floating(std::string_view what, DType dtype) {
     static std::atomic<int> warnings{0};
     if (warnings.fetch_add(1) < 5) {
-        logging::warn("The dtype of the {} must be floating (e.g. tf.float32), got {}", what,
+        logging::warn("The dtype of the {} must be floating (e.g. tf.float32), got {}",
+                      what,
                       dtype_name(dtype));
     }
 }
@@ -99,7 +107,9 @@ bool any_tape_watches(std::span<const Tensor> inputs) {
     return false;
 }
 
-void record_operation(Op op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+void record_operation(Op op,
+                      std::span<const Tensor> inputs,
+                      std::span<const Tensor> outputs,
                       const Attrs& attrs) {
     for (TapeState* tape : active_tapes()) {
         if (!watched_input(*tape, inputs)) continue;
@@ -124,12 +134,18 @@ void record_variable_read(const Variable& variable, const Tensor& value) {
     }
 }
 
-void record_custom(std::span<const Tensor> inputs, const Tensor& output,
+void record_custom(std::span<const Tensor> inputs,
+                   const Tensor& output,
                    std::shared_ptr<CustomBackwardFn> backward) {
     for (TapeState* tape : active_tapes()) {
         if (!watched_input(*tape, inputs)) continue;
-        append_entry(*tape, Op::custom_gradient, inputs, std::span<const Tensor>(&output, 1), Attrs(),
-                     Save::inputs_and_output, backward);
+        append_entry(*tape,
+                     Op::custom_gradient,
+                     inputs,
+                     std::span<const Tensor>(&output, 1),
+                     Attrs(),
+                     Save::inputs_and_output,
+                     backward);
     }
 }
 
@@ -156,7 +172,8 @@ StopRecording::StopRecording(std::shared_ptr<TapeState> tape) : tape_(std::move(
         throw errors::RuntimeError("Trying to stop recording a tape which is not recording.");
     }
     if (!tape_->on_stack) {
-        throw errors::InvalidArgumentError("Tape is not recording (stop_recording is already active).");
+        throw errors::InvalidArgumentError(
+            "Tape is not recording (stop_recording is already active).");
     }
     pop_tape(*tape_);
 }
@@ -186,19 +203,24 @@ void GradientTape::watch(const Tensor& tensor) {
 }
 
 void GradientTape::watch(const Variable& variable) {
-    if (!variable.defined()) throw errors::InvalidArgumentError("watch: the variable handle is empty");
+    if (!variable.defined())
+        throw errors::InvalidArgumentError("watch: the variable handle is empty");
     if (state_->watched.insert(variable.id()).second) state_->watched_variables.push_back(variable);
 }
 
 void GradientTape::watch(const std::vector<Tensor>& tensors) {
-    for (const Tensor& t : tensors) watch(t);
+    for (const Tensor& t : tensors)
+        watch(t);
 }
 
 void GradientTape::watch(const std::vector<Variable>& variables) {
-    for (const Variable& v : variables) watch(v);
+    for (const Variable& v : variables)
+        watch(v);
 }
 
-StopRecording GradientTape::stop_recording() { return StopRecording(state_); }
+StopRecording GradientTape::stop_recording() {
+    return StopRecording(state_);
+}
 
 void GradientTape::reset() {
     if (!state_->on_stack) throw errors::InvalidArgumentError("Tape is not recording.");
@@ -208,8 +230,9 @@ void GradientTape::reset() {
 
 std::vector<Variable> GradientTape::watched_variables() const {
     std::vector<Variable> vars = state_->watched_variables;
-    std::sort(vars.begin(), vars.end(),
-              [](const Variable& a, const Variable& b) { return a.id() < b.id(); });
+    std::sort(vars.begin(), vars.end(), [](const Variable& a, const Variable& b) {
+        return a.id() < b.id();
+    });
     return vars;
 }
 
@@ -225,7 +248,8 @@ Sources sources_of(const std::vector<Tensor>& tensors) {
     s.ids.reserve(tensors.size());
     s.meta.reserve(tensors.size());
     for (const Tensor& t : tensors) {
-        if (!t.defined()) throw errors::InvalidArgumentError("gradient: a source tensor is undefined");
+        if (!t.defined())
+            throw errors::InvalidArgumentError("gradient: a source tensor is undefined");
         if (!is_floating(t.dtype())) warn_non_floating("source tensor", t.dtype());
         s.ids.push_back(t.id());
         s.meta.push_back(meta_of(t));
@@ -238,7 +262,8 @@ Sources sources_of(const std::vector<Variable>& variables) {
     s.ids.reserve(variables.size());
     s.meta.reserve(variables.size());
     for (const Variable& v : variables) {
-        if (!v.defined()) throw errors::InvalidArgumentError("gradient: a source variable handle is empty");
+        if (!v.defined())
+            throw errors::InvalidArgumentError("gradient: a source variable handle is empty");
         s.ids.push_back(v.id());
         s.meta.push_back({v.shape(), v.dtype(), v.device()});
     }
@@ -247,22 +272,28 @@ Sources sources_of(const std::vector<Variable>& variables) {
 
 // Checks the tape can still compute, and consumes a non-persistent one (it stops recording first,
 // so ops run by the gradient formulas are not recorded on it).
-void begin_gradient(TapeState& tape, const std::vector<Tensor>& targets, const GradientOptions& options) {
+void begin_gradient(TapeState& tape,
+                    const std::vector<Tensor>& targets,
+                    const GradientOptions& options) {
     if (tape.consumed) throw_consumed();
     for (const Tensor& t : targets) {
-        if (!t.defined()) throw errors::InvalidArgumentError("gradient: the target is undefined (None)");
+        if (!t.defined())
+            throw errors::InvalidArgumentError("gradient: the target is undefined (None)");
     }
     if (!options.output_gradients.empty() && options.output_gradients.size() != targets.size()) {
-        throw errors::InvalidArgumentError(fmt::format(
-            "gradient: {} output_gradients given for {} targets", options.output_gradients.size(),
-            targets.size()));
+        throw errors::InvalidArgumentError(
+            fmt::format("gradient: {} output_gradients given for {} targets",
+                        options.output_gradients.size(),
+                        targets.size()));
     }
     for (std::size_t i = 0; i < options.output_gradients.size(); ++i) {
         const Tensor& og = options.output_gradients[i];
         if (og.defined() && og.shape() != targets[i].shape()) {
             throw errors::InvalidArgumentError(fmt::format(
-                "gradient: output_gradients[{}] has shape {} but the target has shape {}", i,
-                og.shape().str(), targets[i].shape().str()));
+                "gradient: output_gradients[{}] has shape {} but the target has shape {}",
+                i,
+                og.shape().str(),
+                targets[i].shape().str()));
         }
     }
     if (!tape.persistent) {
@@ -274,7 +305,8 @@ void begin_gradient(TapeState& tape, const std::vector<Tensor>& targets, const G
             logging::warn(
                 "Calling GradientTape.gradient on a persistent tape inside its context is "
                 "significantly less efficient than calling it outside the context (it causes the "
-                "gradient ops to be recorded on the tape, leading to increased CPU and memory usage). "
+                "gradient ops to be recorded on the tape, leading to increased CPU and memory "
+                "usage). "
                 "Only call GradientTape.gradient inside the context if you actually want to trace "
                 "the gradient in order to compute higher order derivatives.");
         }
@@ -285,7 +317,9 @@ void end_gradient(TapeState& tape) {
     if (!tape.persistent) tape.entries.clear();  // frees every saved tensor
 }
 
-std::vector<Gradient> run(TapeState& tape, const std::vector<Tensor>& targets, const Sources& sources,
+std::vector<Gradient> run(TapeState& tape,
+                          const std::vector<Tensor>& targets,
+                          const Sources& sources,
                           const GradientOptions& options) {
     begin_gradient(tape, targets, options);
     auto result = compute_gradients(tape, targets, sources.ids, sources.meta, options);
@@ -295,8 +329,11 @@ std::vector<Gradient> run(TapeState& tape, const std::vector<Tensor>& targets, c
 
 }  // namespace
 
-void stream_gradients(GradientTape& tape, const Tensor& target, const std::vector<Variable>& sources,
-                      const GradientOptions& options, const SourceReadyFn& on_ready) {
+void stream_gradients(GradientTape& tape,
+                      const Tensor& target,
+                      const std::vector<Variable>& sources,
+                      const GradientOptions& options,
+                      const SourceReadyFn& on_ready) {
     TapeState& state = *tape.state();
     const std::vector<Tensor> targets{target};
     const Sources src = sources_of(sources);
@@ -305,20 +342,26 @@ void stream_gradients(GradientTape& tape, const Tensor& target, const std::vecto
     end_gradient(state);
 }
 
-Gradient GradientTape::gradient(const Tensor& target, const Tensor& source, const GradientOptions& options) {
+Gradient GradientTape::gradient(const Tensor& target,
+                                const Tensor& source,
+                                const GradientOptions& options) {
     return run(*state_, {target}, sources_of(std::vector<Tensor>{source}), options)[0];
 }
 
-Gradient GradientTape::gradient(const Tensor& target, const Variable& source, const GradientOptions& options) {
+Gradient GradientTape::gradient(const Tensor& target,
+                                const Variable& source,
+                                const GradientOptions& options) {
     return run(*state_, {target}, sources_of(std::vector<Variable>{source}), options)[0];
 }
 
-std::vector<Gradient> GradientTape::gradient(const Tensor& target, const std::vector<Tensor>& sources,
+std::vector<Gradient> GradientTape::gradient(const Tensor& target,
+                                             const std::vector<Tensor>& sources,
                                              const GradientOptions& options) {
     return run(*state_, {target}, sources_of(sources), options);
 }
 
-std::vector<Gradient> GradientTape::gradient(const Tensor& target, const std::vector<Variable>& sources,
+std::vector<Gradient> GradientTape::gradient(const Tensor& target,
+                                             const std::vector<Variable>& sources,
                                              const GradientOptions& options) {
     return run(*state_, {target}, sources_of(sources), options);
 }
@@ -341,9 +384,9 @@ namespace {
 // persistent tape (it calls gradient() in a loop); so does tapeflow, to keep the same contract.
 void check_jacobian_options(const TapeState& tape, const JacobianOptions& options) {
     if (options.parallel_iterations < 0) {
-        throw errors::InvalidArgumentError(fmt::format(
-            "jacobian: parallel_iterations must be >= 0 (0: automatic), got {}",
-            options.parallel_iterations));
+        throw errors::InvalidArgumentError(
+            fmt::format("jacobian: parallel_iterations must be >= 0 (0: automatic), got {}",
+                        options.parallel_iterations));
     }
     if (options.experimental_use_pfor || tape.persistent) return;
     throw errors::RuntimeError(
@@ -362,12 +405,20 @@ int64_t rows_per_walk(const JacobianOptions& options, int64_t rows, int64_t row_
 // The gradients for `seeds` [rows, *target.shape], [rows, *source.shape] (undefined when no walk
 // reaches the source): one vectorized walk (NOTE [Vectorized jacobians] in backward.cpp), or with
 // use_pfor false (one row) an ordinary walk.
-Gradient walk_rows(TapeState& tape, const Tensor& target, const Sources& source, const Tensor& seeds,
+Gradient walk_rows(TapeState& tape,
+                   const Tensor& target,
+                   const Sources& source,
+                   const Tensor& seeds,
                    bool use_pfor) {
     GradientOptions options;
     options.output_gradients = {use_pfor ? seeds : reshape(seeds, target.shape())};
-    const Gradient g = compute_gradients(tape, std::span<const Tensor>(&target, 1), source.ids,
-                                         source.meta, options, {}, use_pfor ? 1 : 0)[0];
+    const Gradient g = compute_gradients(tape,
+                                         std::span<const Tensor>(&target, 1),
+                                         source.ids,
+                                         source.meta,
+                                         options,
+                                         {},
+                                         use_pfor ? 1 : 0)[0];
     if (use_pfor || !g.defined()) return g;
     return expand_dims(g.dense(), 0);
 }
@@ -382,15 +433,17 @@ Tensor zero_rows(int64_t count, const TensorMeta& source) {
 
 // Rows [begin, begin + count) of the n x n identity, in `dtype`.
 Tensor identity_rows(int64_t begin, int64_t count, int64_t n, DType dtype) {
-    const Tensor indices = range(static_cast<double>(begin), static_cast<double>(begin + count), 1,
-                                 DType::int64);
+    const Tensor indices =
+        range(static_cast<double>(begin), static_cast<double>(begin + count), 1, DType::int64);
     return one_hot(indices, n, 1, 0, -1, dtype);
 }
 
 // d target[i] / d source for the n elements i of the target, [n, *source.shape] (undefined when
 // no walk reaches the source): walks of `chunk` one-hot rows at once, or (use_pfor false) one walk
 // per element, each seeded with one one-hot output gradient.
-Gradient jacobian_by_rows(TapeState& tape, const Tensor& target, const Sources& source,
+Gradient jacobian_by_rows(TapeState& tape,
+                          const Tensor& target,
+                          const Sources& source,
                           const JacobianOptions& options) {
     const TensorMeta& sm = source.meta[0];
     const int64_t n = target.num_elements();
@@ -402,7 +455,8 @@ Gradient jacobian_by_rows(TapeState& tape, const Tensor& target, const Sources& 
     for (int64_t begin = 0; begin < n; begin += chunk) {
         const int64_t count = std::min(chunk, n - begin);
         seed_dims[0] = count;
-        const Tensor seeds = reshape(identity_rows(begin, count, n, target.dtype()), Shape(seed_dims));
+        const Tensor seeds =
+            reshape(identity_rows(begin, count, n, target.dtype()), Shape(seed_dims));
         const Gradient g = walk_rows(tape, target, source, seeds, options.experimental_use_pfor);
         connected = connected || g.defined();
         parts.push_back(g.defined() ? g.dense() : zero_rows(count, sm));
@@ -411,7 +465,9 @@ Gradient jacobian_by_rows(TapeState& tape, const Tensor& target, const Sources& 
     return parts.size() == 1 ? parts[0] : concat(parts, 0);
 }
 
-Tensor jacobian_impl(TapeState& tape, const Tensor& target, const Sources& source,
+Tensor jacobian_impl(TapeState& tape,
+                     const Tensor& target,
+                     const Sources& source,
                      const JacobianOptions& options) {
     check_jacobian_options(tape, options);
     begin_gradient(tape, {target}, GradientOptions{});
@@ -430,23 +486,32 @@ Tensor jacobian_impl(TapeState& tape, const Tensor& target, const Sources& sourc
 
 }  // namespace
 
-Tensor GradientTape::jacobian(const Tensor& target, const Tensor& source, UnconnectedGradients unconnected) {
+Tensor GradientTape::jacobian(const Tensor& target,
+                              const Tensor& source,
+                              UnconnectedGradients unconnected) {
     return jacobian(target, source, JacobianOptions{.unconnected_gradients = unconnected});
 }
 
-Tensor GradientTape::jacobian(const Tensor& target, const Variable& source, UnconnectedGradients unconnected) {
+Tensor GradientTape::jacobian(const Tensor& target,
+                              const Variable& source,
+                              UnconnectedGradients unconnected) {
     return jacobian(target, source, JacobianOptions{.unconnected_gradients = unconnected});
 }
 
-Tensor GradientTape::jacobian(const Tensor& target, const Tensor& source, const JacobianOptions& options) {
+Tensor GradientTape::jacobian(const Tensor& target,
+                              const Tensor& source,
+                              const JacobianOptions& options) {
     return jacobian_impl(*state_, target, sources_of(std::vector<Tensor>{source}), options);
 }
 
-Tensor GradientTape::jacobian(const Tensor& target, const Variable& source, const JacobianOptions& options) {
+Tensor GradientTape::jacobian(const Tensor& target,
+                              const Variable& source,
+                              const JacobianOptions& options) {
     return jacobian_impl(*state_, target, sources_of(std::vector<Variable>{source}), options);
 }
 
-Tensor GradientTape::batch_jacobian(const Tensor& target, const Tensor& source,
+Tensor GradientTape::batch_jacobian(const Tensor& target,
+                                    const Tensor& source,
                                     UnconnectedGradients unconnected) {
     return batch_jacobian(target, source, JacobianOptions{.unconnected_gradients = unconnected});
 }
@@ -454,16 +519,18 @@ Tensor GradientTape::batch_jacobian(const Tensor& target, const Tensor& source,
 // Column j of the result, d sum_b target[b, j] / d source ([b, x...]), is the gradient seeded with
 // target[:, j] = 1: a vectorized walk seeds `count` columns at once ([count, b, y...]) and
 // transposes [per_example, b, x...] to [b, per_example, x...] at the end.
-Tensor GradientTape::batch_jacobian(const Tensor& target, const Tensor& source,
+Tensor GradientTape::batch_jacobian(const Tensor& target,
+                                    const Tensor& source,
                                     const JacobianOptions& options) {
     // options.unconnected_gradients is not read: TensorFlow returns zeros regardless.
     if (!target.defined() || !source.defined()) {
         throw errors::InvalidArgumentError("batch_jacobian: target and source must be defined");
     }
     if (target.rank() < 1 || source.rank() < 1 || target.shape()[0] != source.shape()[0]) {
-        throw errors::InvalidArgumentError(fmt::format(
-            "Need first dimension of target shape ({}) and source shape ({}) to match.",
-            target.shape().str(), source.shape().str()));
+        throw errors::InvalidArgumentError(
+            fmt::format("Need first dimension of target shape ({}) and source shape ({}) to match.",
+                        target.shape().str(),
+                        source.shape().str()));
     }
     check_jacobian_options(*state_, options);
     const Sources src = sources_of(std::vector<Tensor>{source});
@@ -480,8 +547,8 @@ Tensor GradientTape::batch_jacobian(const Tensor& target, const Tensor& source,
             broadcast_to(expand_dims(rows, 1), Shape{count, batch, per_example});
         std::vector<int64_t> seed_dims = target.shape().dims();
         seed_dims.insert(seed_dims.begin(), count);
-        const Gradient g = walk_rows(*state_, target, src, reshape(seeds, Shape(seed_dims)),
-                                     options.experimental_use_pfor);
+        const Gradient g = walk_rows(
+            *state_, target, src, reshape(seeds, Shape(seed_dims)), options.experimental_use_pfor);
         columns.push_back(g.defined() ? g.dense() : zero_rows(count, src.meta[0]));
     }
     end_gradient(*state_);
@@ -490,7 +557,8 @@ Tensor GradientTape::batch_jacobian(const Tensor& target, const Tensor& source,
     if (columns.empty()) return zeros(Shape(dims), source.dtype());
     const Tensor all = columns.size() == 1 ? columns[0] : concat(columns, 0);  // [y, b, x...]
     std::vector<int64_t> perm(static_cast<std::size_t>(all.rank()));
-    for (std::size_t d = 0; d < perm.size(); ++d) perm[d] = static_cast<int64_t>(d);
+    for (std::size_t d = 0; d < perm.size(); ++d)
+        perm[d] = static_cast<int64_t>(d);
     std::swap(perm[0], perm[1]);
     return reshape(transpose(all, perm), Shape(dims));
 }
@@ -500,10 +568,11 @@ Tensor GradientTape::batch_jacobian(const Tensor& target, const Tensor& source,
 Tensor custom_gradient(const std::vector<Tensor>& inputs,
                        std::function<Tensor(const std::vector<Tensor>& inputs)> forward,
                        std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs,
-                                                         const Tensor& output, const Tensor& upstream)>
-                           backward) {
+                                                         const Tensor& output,
+                                                         const Tensor& upstream)> backward) {
     if (!forward || !backward) {
-        throw errors::InvalidArgumentError("custom_gradient: forward and backward must be callable");
+        throw errors::InvalidArgumentError(
+            "custom_gradient: forward and backward must be callable");
     }
     Tensor y;
     {
@@ -517,7 +586,8 @@ Tensor custom_gradient(const std::vector<Tensor>& inputs,
         }
         active_tapes() = std::move(paused);
     }
-    if (!y.defined()) throw errors::InvalidArgumentError("custom_gradient: forward returned an undefined tensor");
+    if (!y.defined())
+        throw errors::InvalidArgumentError("custom_gradient: forward returned an undefined tensor");
     // A fresh id for the output, so it is distinct from anything forward returned as is.
     Tensor out = Tensor::view(y.impl()->storage, y.impl()->offset, y.shape(), y.dtype());
     const std::size_t n = inputs.size();
@@ -526,7 +596,8 @@ Tensor custom_gradient(const std::vector<Tensor>& inputs,
         std::vector<Tensor> result = backward(in, ctx.out[0], ctx.grad());
         if (result.size() != n) {
             throw errors::InvalidArgumentError(fmt::format(
-                "custom_gradient function expected to return {} gradients but returned {} instead", n,
+                "custom_gradient function expected to return {} gradients but returned {} instead",
+                n,
                 result.size()));
         }
         return Grads(result.begin(), result.end());

@@ -5,9 +5,10 @@
 // recording, a raw pointer to that state sits on the creating thread's stack. Ops run on other
 // threads are not recorded. StopRecording guards keep the state alive through shared_ptr.
 //
-// NOTE [Saved tensors]: every entry keeps its inputs' and outputs' ids and metadata, but tensor data
-// only for what its OpDef row's Save flag names. Saved tensors share storage with the originals
-// (no copy); Variables copy-on-write, so a later assign cannot change what the tape saved.
+// NOTE [Saved tensors]: every entry keeps its inputs' and outputs' ids and metadata, but tensor
+// data only for what its OpDef row's Save flag names. Saved tensors share storage with the
+// originals (no copy); Variables copy-on-write, so a later assign cannot change what the tape
+// saved.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +39,11 @@ using CustomBackwardFn = std::function<Grads(const GradCtx& ctx)>;
 struct TapeEntry {
     using allocator_type = std::pmr::polymorphic_allocator<>;
     explicit TapeEntry(const allocator_type& alloc)
-        : input_ids(alloc), in_meta(alloc), output_ids(alloc), out_meta(alloc), saved_in(alloc),
+        : input_ids(alloc),
+          in_meta(alloc),
+          output_ids(alloc),
+          out_meta(alloc),
+          saved_in(alloc),
           saved_out(alloc) {}
 
     Op op = Op::identity;
@@ -50,7 +55,8 @@ struct TapeEntry {
     std::pmr::vector<Tensor> saved_in;
     std::pmr::vector<Tensor> saved_out;
     std::shared_ptr<CustomBackwardFn> custom;  // set for custom_gradient entries
-    std::string scope;  // name scope when recorded ("" mostly: no allocation); graph() adds the type
+    std::string
+        scope;  // name scope when recorded ("" mostly: no allocation); graph() adds the type
 };
 
 /// Where tape arenas get their blocks: a process-wide pool (blocks are reused from tape to tape,
@@ -86,7 +92,9 @@ struct TapeState {
 std::vector<TapeState*>& active_tapes();
 
 /// Cheap check apply() makes before anything else: is any tape recording on this thread?
-inline bool any_tape_recording() { return !active_tapes().empty(); }
+inline bool any_tape_recording() {
+    return !active_tapes().empty();
+}
 
 /// Whether a recording tape would record an op reading `inputs` (one is watched and floating).
 /// Gradient rows with a fused backward kernel that no tape can differentiate run their composite
@@ -94,12 +102,15 @@ inline bool any_tape_recording() { return !active_tapes().empty(); }
 bool any_tape_watches(std::span<const Tensor> inputs);
 
 /// Offers a finished op to every recording tape (called by apply()).
-void record_operation(Op op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+void record_operation(Op op,
+                      std::span<const Tensor> inputs,
+                      std::span<const Tensor> outputs,
                       const Attrs& attrs);
 /// Records a variable read: the read tensor `value` depends on variable id `variable_id`.
 void record_variable_read(const Variable& variable, const Tensor& value);
 /// Records a custom_gradient op.
-void record_custom(std::span<const Tensor> inputs, const Tensor& output,
+void record_custom(std::span<const Tensor> inputs,
+                   const Tensor& output,
                    std::shared_ptr<CustomBackwardFn> backward);
 
 void push_tape(TapeState& tape);
@@ -113,15 +124,20 @@ using SourceReadyFn = std::function<void(std::size_t index, const Gradient& grad
 /// as possible (variables: as soon as final; the returned entry of such a source is undefined).
 /// With batch_dims 1, every output_gradients seed (all must be given) has a leading batch dim and
 /// so has every gradient returned (NOTE [Vectorized jacobians] in backward.cpp).
-std::vector<Gradient> compute_gradients(TapeState& tape, std::span<const Tensor> targets,
+std::vector<Gradient> compute_gradients(TapeState& tape,
+                                        std::span<const Tensor> targets,
                                         std::span<const int64_t> source_ids,
                                         std::span<const TensorMeta> source_meta,
                                         const GradientOptions& options,
-                                        const SourceReadyFn& on_ready = {}, int batch_dims = 0);
+                                        const SourceReadyFn& on_ready = {},
+                                        int batch_dims = 0);
 
 /// GradientTape::gradient(target, variables) that hands each variable's gradient to `on_ready` as
 /// soon as it is final instead of returning them all (optimizers' gate_none).
-void stream_gradients(GradientTape& tape, const Tensor& target, const std::vector<Variable>& sources,
-                      const GradientOptions& options, const SourceReadyFn& on_ready);
+void stream_gradients(GradientTape& tape,
+                      const Tensor& target,
+                      const std::vector<Variable>& sources,
+                      const GradientOptions& options,
+                      const SourceReadyFn& on_ready);
 
 }  // namespace tapeflow

@@ -15,6 +15,8 @@ const OpDef kTapeOps[] = {
 
 }  // namespace
 
-std::span<const OpDef> tape_op_defs() { return kTapeOps; }
+std::span<const OpDef> tape_op_defs() {
+    return kTapeOps;
+}
 
 }  // namespace tapeflow

@@ -1,7 +1,5 @@
 // Variables: the live-variable registry (unique names, creation order), reads recorded on tapes,
 // copy-on-write assignment, name scopes and TF1 get_variable / variable_scope.
-#include <tapeflow/autograd/variable.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -12,6 +10,7 @@
 
 #include <fmt/ranges.h>
 
+#include <tapeflow/autograd/variable.hpp>
 #include <tapeflow/ops/array.hpp>
 #include <tapeflow/ops/creation.hpp>
 #include <tapeflow/ops/math.hpp>
@@ -28,7 +27,7 @@ namespace tapeflow {
 
 struct VariableState : std::enable_shared_from_this<VariableState> {
     std::string name;
-    std::string base;     // the name asked for, scope included: name is base or base_<suffix>
+    std::string base;  // the name asked for, scope included: name is base or base_<suffix>
     int64_t suffix = 0;
     bool trainable = true;
     int64_t id = 0;
@@ -91,8 +90,8 @@ public:
 
 private:
     struct Base {
-        int64_t next = 0;           // suffixes below this were handed out or skipped
-        std::set<int64_t> freed;    // handed-out suffixes whose name is free again
+        int64_t next = 0;         // suffixes below this were handed out or skipped
+        std::set<int64_t> freed;  // handed-out suffixes whose name is free again
     };
 
     static std::string spelled(const std::string& base, int64_t k) {
@@ -114,7 +113,8 @@ private:
 
 struct Registry {
     std::mutex mutex;
-    std::vector<std::weak_ptr<VariableState>> live;  // creation order; expired entries pruned lazily
+    std::vector<std::weak_ptr<VariableState>>
+        live;  // creation order; expired entries pruned lazily
     // Its own lock: a VariableState's destructor takes it, and may run while `mutex` is held.
     std::mutex names_mutex;
     NameTable names;
@@ -136,13 +136,17 @@ void for_each_live(Registry& r, F&& f) {
     }
 }
 
-thread_local std::string tls_scope;       // "a/b/"
-thread_local bool tls_reuse = false;      // inside a variable_scope(reuse = true)
+thread_local std::string tls_scope;   // "a/b/"
+thread_local bool tls_reuse = false;  // inside a variable_scope(reuse = true)
 
 [[noreturn]] void bad_update(const VariableState& s, std::string_view what, const Tensor& value) {
     throw errors::InvalidArgumentError(fmt::format(
-        "Cannot {} variable '{}' of shape {} and dtype {} with a tensor of shape {} and dtype {}", what,
-        s.name, s.value.shape().str(), dtype_name(s.value.dtype()), value.shape().str(),
+        "Cannot {} variable '{}' of shape {} and dtype {} with a tensor of shape {} and dtype {}",
+        what,
+        s.name,
+        s.value.shape().str(),
+        dtype_name(s.value.dtype()),
+        value.shape().str(),
         dtype_name(value.dtype())));
 }
 
@@ -164,7 +168,8 @@ void check_delta(const VariableState& s, std::string_view what, const Tensor& de
 // fresh buffer (copy-on-write), so tensors read earlier keep their values.
 void store(VariableState& s, const Tensor& value) {
     const Tensor source = value.device() == s.value.device() ? value : value.to(s.value.device());
-    const bool shared = s.value.impl_ptr().use_count() > 1 || s.value.impl()->storage.use_count() > 1;
+    const bool shared =
+        s.value.impl_ptr().use_count() > 1 || s.value.impl()->storage.use_count() > 1;
     if (shared) {
         s.value = identity(source);
         return;
@@ -181,7 +186,8 @@ double glorot_limit(const Shape& shape) {
         fan_in = fan_out = static_cast<double>(d[0]);
     } else if (d.size() >= 2) {
         double receptive = 1;
-        for (std::size_t i = 0; i + 2 < d.size(); ++i) receptive *= static_cast<double>(d[i]);
+        for (std::size_t i = 0; i + 2 < d.size(); ++i)
+            receptive *= static_cast<double>(d[i]);
         fan_in = static_cast<double>(d[d.size() - 2]) * receptive;
         fan_out = static_cast<double>(d[d.size() - 1]) * receptive;
     }
@@ -227,9 +233,11 @@ void notify_variable_observers(Variable& created) {
         Observers& o = observers();
         const std::lock_guard lock(o.mutex);
         if (o.list.empty()) return;
-        for (const auto& entry : o.list) fns.push_back(entry.second);
+        for (const auto& entry : o.list)
+            fns.push_back(entry.second);
     }
-    for (const auto& fn : fns) fn(created);
+    for (const auto& fn : fns)
+        fn(created);
 }
 
 void replace_variable_value(Variable& var, Tensor value) {
@@ -285,17 +293,29 @@ VariableState& Variable::checked() const {
     return *state_;
 }
 
-const std::string& Variable::name() const { return checked().name; }
+const std::string& Variable::name() const {
+    return checked().name;
+}
 
-const Shape& Variable::shape() const { return checked().value.shape(); }
+const Shape& Variable::shape() const {
+    return checked().value.shape();
+}
 
-DType Variable::dtype() const { return checked().value.dtype(); }
+DType Variable::dtype() const {
+    return checked().value.dtype();
+}
 
-Device Variable::device() const { return checked().value.device(); }
+Device Variable::device() const {
+    return checked().value.device();
+}
 
-bool Variable::trainable() const { return checked().trainable; }
+bool Variable::trainable() const {
+    return checked().trainable;
+}
 
-int64_t Variable::id() const { return checked().id; }
+int64_t Variable::id() const {
+    return checked().id;
+}
 
 Tensor Variable::value() const {
     VariableState& s = checked();
@@ -306,7 +326,8 @@ Tensor Variable::value() const {
     }
     if (!any_tape_recording()) return current;
     // Under a tape every read is a new tensor, recorded as depending on the variable.
-    Tensor read = Tensor::view(current.impl()->storage, current.impl()->offset, current.shape(), current.dtype());
+    Tensor read = Tensor::view(
+        current.impl()->storage, current.impl()->offset, current.shape(), current.dtype());
     record_variable_read(*this, read);
     return read;
 }
@@ -343,7 +364,10 @@ namespace {
 
 enum class ScatterMode { add, sub, update };
 
-void scatter(VariableState& s, const IndexedSlices& slices, ScatterMode mode, std::string_view what) {
+void scatter(VariableState& s,
+             const IndexedSlices& slices,
+             ScatterMode mode,
+             std::string_view what) {
     const Tensor& var = s.value;
     if (!slices.values.defined() || !slices.indices.defined() || var.rank() == 0 ||
         slices.values.dtype() != var.dtype() || !is_integer(slices.indices.dtype()) ||
@@ -352,21 +376,30 @@ void scatter(VariableState& s, const IndexedSlices& slices, ScatterMode mode, st
         throw errors::InvalidArgumentError(fmt::format(
             "{}: variable '{}' {} {} needs IndexedSlices with values [N, {}] of its dtype and "
             "integer indices [N]",
-            what, s.name, var.shape().str(), dtype_name(var.dtype()),
-            fmt::join(std::vector<int64_t>(var.shape().dims().begin() + 1, var.shape().dims().end()), ", ")));
+            what,
+            s.name,
+            var.shape().str(),
+            dtype_name(var.dtype()),
+            fmt::join(
+                std::vector<int64_t>(var.shape().dims().begin() + 1, var.shape().dims().end()),
+                ", ")));
     }
     for (int64_t d = 1; d < var.rank(); ++d) {
         if (slices.values.shape()[d] != var.shape()[d]) {
-            throw errors::InvalidArgumentError(fmt::format("{}: values shape {} does not match rows of variable '{}' {}",
-                                                           what, slices.values.shape().str(), s.name, var.shape().str()));
+            throw errors::InvalidArgumentError(
+                fmt::format("{}: values shape {} does not match rows of variable '{}' {}",
+                            what,
+                            slices.values.shape().str(),
+                            s.name,
+                            var.shape().str()));
         }
     }
     const int64_t rows = var.shape()[0];
     const auto indices = slices.indices.to_vector<int64_t>();
     for (int64_t i : indices) {
         if (i < 0 || i >= rows) {
-            throw errors::InvalidArgumentError(
-                fmt::format("{}: index {} is not in [0, {}) for variable '{}'", what, i, rows, s.name));
+            throw errors::InvalidArgumentError(fmt::format(
+                "{}: index {} is not in [0, {}) for variable '{}'", what, i, rows, s.name));
         }
     }
     // Write into the buffer in place when nothing else shares it, else into a private host copy
@@ -384,11 +417,14 @@ void scatter(VariableState& s, const IndexedSlices& slices, ScatterMode mode, st
                 T* out = dst + indices[n] * row;
                 const T* in = src + static_cast<int64_t>(n) * row;
                 for (int64_t k = 0; k < row; ++k) {
-                    out[k] = mode == ScatterMode::add ? out[k] + in[k] : mode == ScatterMode::sub ? out[k] - in[k] : in[k];
+                    out[k] = mode == ScatterMode::add   ? out[k] + in[k]
+                             : mode == ScatterMode::sub ? out[k] - in[k]
+                                                        : in[k];
                 }
             }
         } else {
-            throw errors::InvalidArgumentError(fmt::format("{}: unsupported dtype {}", what, dtype_name(var.dtype())));
+            throw errors::InvalidArgumentError(
+                fmt::format("{}: unsupported dtype {}", what, dtype_name(var.dtype())));
         }
     });
     if (host.impl() != var.impl()) s.value = var.device().is_cpu() ? host : host.to(var.device());
@@ -421,7 +457,8 @@ VariableUpdate::VariableUpdate(const Variable& variable) {
     if (!variable.defined()) throw errors::FailedPreconditionError("the Variable handle is empty");
     VariableState& s = *variable.state();
     lock_ = std::unique_lock(s.mutex);
-    const bool shared = s.value.impl_ptr().use_count() > 1 || s.value.impl()->storage.use_count() > 1;
+    const bool shared =
+        s.value.impl_ptr().use_count() > 1 || s.value.impl()->storage.use_count() > 1;
     if (shared) s.value = identity(s.value);
     buffer_ = s.value;
 }
@@ -453,11 +490,17 @@ NameScope::NameScope(std::string_view name) : previous_length_(tls_scope.size())
     }
 }
 
-NameScope::~NameScope() { tls_scope.resize(std::min(previous_length_, tls_scope.size())); }
+NameScope::~NameScope() {
+    tls_scope.resize(std::min(previous_length_, tls_scope.size()));
+}
 
-NameScope name_scope(std::string_view name) { return NameScope(name); }
+NameScope name_scope(std::string_view name) {
+    return NameScope(name);
+}
 
-std::string current_name_scope() { return tls_scope; }
+std::string current_name_scope() {
+    return tls_scope;
+}
 
 // ---- TF1 get_variable ----
 
@@ -473,13 +516,18 @@ Tensor Initializer::operator()(const Shape& shape, DType dtype) const {
     return random::uniform(shape, -limit, limit, dtype);
 }
 
-VariableScope::VariableScope(std::string_view name, bool reuse) : names_(name), previous_reuse_(tls_reuse) {
+VariableScope::VariableScope(std::string_view name, bool reuse)
+    : names_(name), previous_reuse_(tls_reuse) {
     tls_reuse = tls_reuse || reuse;  // reuse is inherited by nested scopes
 }
 
-VariableScope::~VariableScope() { tls_reuse = previous_reuse_; }
+VariableScope::~VariableScope() {
+    tls_reuse = previous_reuse_;
+}
 
-VariableScope variable_scope(std::string_view name, bool reuse) { return VariableScope(name, reuse); }
+VariableScope variable_scope(std::string_view name, bool reuse) {
+    return VariableScope(name, reuse);
+}
 
 Variable get_variable(std::string_view name, const GetVariableOptions& options) {
     const std::string full = tls_scope + std::string(name);
@@ -492,28 +540,35 @@ Variable get_variable(std::string_view name, const GetVariableOptions& options) 
     if (existing) {
         const Variable v(existing);
         if (!tls_reuse) {
-            throw errors::InvalidArgumentError(fmt::format(
-                "Variable {} already exists, disallowed. Did you mean to set reuse=True in VarScope?", full));
+            throw errors::InvalidArgumentError(
+                fmt::format("Variable {} already exists, disallowed. Did you mean to set "
+                            "reuse=True in VarScope?",
+                            full));
         }
         if (options.shape && *options.shape != v.shape()) {
             throw errors::InvalidArgumentError(fmt::format(
-                "Trying to share variable {}, but specified shape {} and found shape {}.", full,
-                options.shape->str(), v.shape().str()));
+                "Trying to share variable {}, but specified shape {} and found shape {}.",
+                full,
+                options.shape->str(),
+                v.shape().str()));
         }
         return v;
     }
     if (tls_reuse) {
-        throw errors::InvalidArgumentError(fmt::format(
-            "Variable {} does not exist, or was not created with get_variable(). Did you mean to set "
-            "reuse=false in VarScope?",
-            full));
+        throw errors::InvalidArgumentError(
+            fmt::format("Variable {} does not exist, or was not created with get_variable(). Did "
+                        "you mean to set "
+                        "reuse=false in VarScope?",
+                        full));
     }
     DType dtype = options.dtype;
     if (const auto given = options.initializer.tensor_dtype()) {  // TensorFlow: the Tensor's dtype
         if (dtype != DType::float32 && dtype != *given) {
             throw errors::InvalidArgumentError(fmt::format(
-                "get_variable {}: Initializer type '{}' and explicit dtype '{}' don't match.", full,
-                dtype_name(*given), dtype_name(dtype)));
+                "get_variable {}: Initializer type '{}' and explicit dtype '{}' don't match.",
+                full,
+                dtype_name(*given),
+                dtype_name(dtype)));
         }
         dtype = *given;
     }
@@ -521,9 +576,11 @@ Variable get_variable(std::string_view name, const GetVariableOptions& options) 
     if (options.shape) {
         initial = options.initializer(*options.shape, dtype);
         if (initial.shape() != *options.shape) {
-            throw errors::InvalidArgumentError(fmt::format(
-                "get_variable {}: the initializer gave shape {} for shape {}", full,
-                initial.shape().str(), options.shape->str()));
+            throw errors::InvalidArgumentError(
+                fmt::format("get_variable {}: the initializer gave shape {} for shape {}",
+                            full,
+                            initial.shape().str(),
+                            options.shape->str()));
         }
     } else if (options.initializer.is_tensor()) {
         initial = options.initializer(Shape{}, dtype);  // the tensor defines the shape

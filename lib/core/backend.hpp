@@ -22,8 +22,8 @@ public:
     virtual Allocator& allocator() = 0;
     /// Copies `nbytes` between host memory and this backend's devices, or within one of them.
     /// When it returns, the data is in place as far as any later op or host read can tell.
-    virtual void copy(void* dst, Device dst_device, const void* src, Device src_device,
-                      std::size_t nbytes) = 0;
+    virtual void copy(
+        void* dst, Device dst_device, const void* src, Device src_device, std::size_t nbytes) = 0;
 };
 
 /// The backend of `type`, or nullptr when tapeflow was built without it or its plugin cannot be

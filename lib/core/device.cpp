@@ -1,11 +1,11 @@
 // Device parsing and naming, the thread-local default-device scope, and the device backends.
-#include <tapeflow/core/device.hpp>
-#include <tapeflow/core/error.hpp>
-
 #include <cctype>
 #include <charconv>
 #include <cstring>
 #include <string>
+
+#include <tapeflow/core/device.hpp>
+#include <tapeflow/core/error.hpp>
 
 #include "core/backend.hpp"
 
@@ -18,12 +18,14 @@ thread_local Device tls_default_device;
     throw errors::InvalidArgumentError(fmt::format(
         "Could not parse device string '{}': {}. Expected e.g. \"/cpu:0\", \"/gpu:1\", \"cpu\", "
         "\"cuda:0\", \"GPU:0\" or \"/device:GPU:0\"",
-        spec, why));
+        spec,
+        why));
 }
 
 std::string lower(std::string_view s) {
     std::string out(s);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : out)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return out;
 }
 
@@ -31,7 +33,8 @@ std::string lower(std::string_view s) {
 
 Device Device::cuda(int index) {
     if (index < 0) {
-        throw errors::InvalidArgumentError(fmt::format("CUDA device index must be >= 0, got {}", index));
+        throw errors::InvalidArgumentError(
+            fmt::format("CUDA device index must be >= 0, got {}", index));
     }
     return {DeviceType::cuda, index};
 }
@@ -76,11 +79,17 @@ DeviceScope::DeviceScope(Device device) : previous_(tls_default_device) {
     tls_default_device = device;
 }
 
-DeviceScope::~DeviceScope() { tls_default_device = previous_; }
+DeviceScope::~DeviceScope() {
+    tls_default_device = previous_;
+}
 
-DeviceScope device(Device device) { return DeviceScope(device); }
+DeviceScope device(Device device) {
+    return DeviceScope(device);
+}
 
-Device default_device() { return tls_default_device; }
+Device default_device() {
+    return tls_default_device;
+}
 
 namespace {
 
@@ -89,7 +98,10 @@ public:
     int device_count() override { return 1; }
     std::string unavailable_reason() override { return ""; }
     Allocator& allocator() override { return cpu_allocator(); }
-    void copy(void* dst, Device /*dst_device*/, const void* src, Device /*src_device*/,
+    void copy(void* dst,
+              Device /*dst_device*/,
+              const void* src,
+              Device /*src_device*/,
               std::size_t nbytes) override {
         if (nbytes != 0) std::memcpy(dst, src, nbytes);
     }
@@ -100,8 +112,10 @@ public:
 DeviceBackend* find_backend(DeviceType type) {
     static CpuBackend cpu_backend;
     switch (type) {
-        case DeviceType::cpu: return &cpu_backend;
-        case DeviceType::cuda: return load_backend(type).backend;
+        case DeviceType::cpu:
+            return &cpu_backend;
+        case DeviceType::cuda:
+            return load_backend(type).backend;
     }
     return nullptr;
 }
@@ -118,16 +132,20 @@ void check_device(Device device) {
     const int count = backend->device_count();
     if (device.index() >= count) {
         throw errors::InvalidArgumentError(
-            count == 0 ? fmt::format("{} requested, but no CUDA device is usable: {}", device.str(),
-                                     backend->unavailable_reason())
-                       : fmt::format("{} requested, but only {} CUDA device(s) exist", device.str(),
-                                     count));
+            count == 0
+                ? fmt::format("{} requested, but no CUDA device is usable: {}",
+                              device.str(),
+                              backend->unavailable_reason())
+                : fmt::format(
+                      "{} requested, but only {} CUDA device(s) exist", device.str(), count));
     }
 }
 
 namespace cuda {
 
-bool is_available() { return device_count() > 0; }
+bool is_available() {
+    return device_count() > 0;
+}
 
 int device_count() {
     DeviceBackend* backend = find_backend(DeviceType::cuda);

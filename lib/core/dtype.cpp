@@ -1,12 +1,12 @@
 // DType names, sizes and categories.
-#include <tapeflow/core/dtype.hpp>
-#include <tapeflow/core/error.hpp>
-
 #include <array>
 #include <cctype>
 #include <string>
 
 #include <fmt/format.h>
+
+#include <tapeflow/core/dtype.hpp>
+#include <tapeflow/core/error.hpp>
 
 namespace tapeflow {
 namespace {
@@ -39,17 +39,26 @@ const DTypeInfo& info(DType d) {
 
 }  // namespace
 
-std::string_view dtype_name(DType dtype) { return info(dtype).name; }
+std::string_view dtype_name(DType dtype) {
+    return info(dtype).name;
+}
 
-std::size_t dtype_size(DType dtype) { return info(dtype).size; }
+std::size_t dtype_size(DType dtype) {
+    return info(dtype).size;
+}
 
-bool is_floating(DType dtype) { return info(dtype).floating; }
+bool is_floating(DType dtype) {
+    return info(dtype).floating;
+}
 
-bool is_integer(DType dtype) { return info(dtype).integer; }
+bool is_integer(DType dtype) {
+    return info(dtype).integer;
+}
 
 DType parse_dtype(std::string_view name) {
     std::string lower(name);
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : lower)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (lower.starts_with("tf.")) lower.erase(0, 3);
     for (std::size_t i = 0; i < kInfo.size(); ++i) {
         if (kInfo[i].name == lower) return static_cast<DType>(i);
@@ -59,10 +68,18 @@ DType parse_dtype(std::string_view name) {
         DType dtype;
     };
     static constexpr Alias kAliases[] = {
-        {"float", DType::float32}, {"double", DType::float64}, {"half", DType::float16},
-        {"int", DType::int32},     {"long", DType::int64},     {"bool_", DType::bool_},
-        {"f32", DType::float32},   {"f64", DType::float64},    {"i32", DType::int32},
-        {"i64", DType::int64},     {"f16", DType::float16},    {"bf16", DType::bfloat16},
+        {"float", DType::float32},
+        {"double", DType::float64},
+        {"half", DType::float16},
+        {"int", DType::int32},
+        {"long", DType::int64},
+        {"bool_", DType::bool_},
+        {"f32", DType::float32},
+        {"f64", DType::float64},
+        {"i32", DType::int32},
+        {"i64", DType::int64},
+        {"f16", DType::float16},
+        {"bf16", DType::bfloat16},
     };
     for (const auto& alias : kAliases) {
         if (alias.name == lower) return alias.dtype;

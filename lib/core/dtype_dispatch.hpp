@@ -20,14 +20,22 @@ struct TypeTag {
 template <class F>
 decltype(auto) visit_dtype(DType dtype, F&& f) {
     switch (dtype) {
-        case DType::float32: return f(TypeTag<float>{});
-        case DType::float64: return f(TypeTag<double>{});
-        case DType::int32: return f(TypeTag<int32_t>{});
-        case DType::int64: return f(TypeTag<int64_t>{});
-        case DType::uint8: return f(TypeTag<uint8_t>{});
-        case DType::bool_: return f(TypeTag<bool>{});
-        case DType::float16: return f(TypeTag<Half>{});
-        case DType::bfloat16: return f(TypeTag<BFloat16>{});
+        case DType::float32:
+            return f(TypeTag<float>{});
+        case DType::float64:
+            return f(TypeTag<double>{});
+        case DType::int32:
+            return f(TypeTag<int32_t>{});
+        case DType::int64:
+            return f(TypeTag<int64_t>{});
+        case DType::uint8:
+            return f(TypeTag<uint8_t>{});
+        case DType::bool_:
+            return f(TypeTag<bool>{});
+        case DType::float16:
+            return f(TypeTag<Half>{});
+        case DType::bfloat16:
+            return f(TypeTag<BFloat16>{});
     }
     throw errors::InternalError("invalid DType in visit_dtype; this is a tapeflow bug");
 }

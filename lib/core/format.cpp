@@ -43,7 +43,8 @@ struct Exact {
 };
 
 void trim_zeros(std::string& digits) {
-    while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+    while (digits.size() > 1 && digits.back() == '0')
+        digits.pop_back();
 }
 
 // Every digit of a positive value. Half-way points between doubles need long double (slower); a
@@ -118,7 +119,8 @@ Rounded round_at(const Exact& e, int n) {
     t.digits.resize(len, '0');
     Decimal u = t;
     std::size_t i = len;
-    while (i > 0 && u.digits[i - 1] == '9') u.digits[--i] = '0';
+    while (i > 0 && u.digits[i - 1] == '9')
+        u.digits[--i] = '0';
     if (i > 0) {
         ++u.digits[i - 1];
     } else {
@@ -308,7 +310,8 @@ void shown_indices(const std::vector<int64_t>& dims,
     }
     const int64_t n = dims[axis];
     int64_t stride = 1;
-    for (std::size_t a = axis + 1; a < dims.size(); ++a) stride *= dims[a];
+    for (std::size_t a = axis + 1; a < dims.size(); ++a)
+        stride *= dims[a];
     for (int64_t i = 0; i < n; ++i) {
         if (summarize && n > 2 * kEdgeItems && i == kEdgeItems) i = n - kEdgeItems;
         shown_indices(dims, axis + 1, offset + i * stride, summarize, out);
@@ -320,7 +323,8 @@ std::vector<T> pick(const Tensor& t, const std::vector<int64_t>& indices) {
     const std::vector<T> all = t.to_vector<T>();
     std::vector<T> out;
     out.reserve(indices.size());
-    for (int64_t i : indices) out.push_back(all[static_cast<std::size_t>(i)]);
+    for (int64_t i : indices)
+        out.push_back(all[static_cast<std::size_t>(i)]);
     return out;
 }
 
@@ -335,7 +339,8 @@ std::vector<std::string> element_words(const Tensor& t, const std::vector<int64_
     std::vector<std::string> words;
     switch (t.dtype()) {
         case DType::bool_:
-            for (bool b : pick<bool>(t, indices)) words.emplace_back(b ? " True" : "False");
+            for (bool b : pick<bool>(t, indices))
+                words.emplace_back(b ? " True" : "False");
             break;
         case DType::int32:
         case DType::int64:
@@ -345,16 +350,19 @@ std::vector<std::string> element_words(const Tensor& t, const std::vector<int64_
                 words.push_back(std::to_string(v));
                 width = std::max(width, words.back().size());
             }
-            for (auto& w : words) w.insert(0, width - w.size(), ' ');
+            for (auto& w : words)
+                w.insert(0, width - w.size(), ' ');
             break;
         }
         case DType::bfloat16:
-            for (float v : pick<float>(t, indices)) words.push_back(bfloat16_text(v));
+            for (float v : pick<float>(t, indices))
+                words.push_back(bfloat16_text(v));
             break;
         default: {
             const std::vector<double> values = pick<double>(t, indices);  // exact for all floats
             const FloatFormat format(values, float_kind(t.dtype()));
-            for (double v : values) words.push_back(format(v));
+            for (double v : values)
+                words.push_back(format(v));
         }
     }
     return words;

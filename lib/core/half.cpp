@@ -1,11 +1,11 @@
 // Float <-> 16-bit float conversions. float16 uses the compiler's _Float16 (GCC >= 12 on x86-64 and
 // AArch64), which rounds to nearest even and handles subnormals, inf and NaN; bfloat16 is the top
 // half of a float32 with round-to-nearest-even on the dropped bits.
-#include <tapeflow/core/half.hpp>
-
 #include <bit>
 #include <cmath>
 #include <cstdint>
+
+#include <tapeflow/core/half.hpp>
 
 // The library is built for the baseline x86-64, where _Float16 converts in software (libgcc);
 // x86-64-v3 CPUs have F16C, one instruction each way, picked at load (an ifunc).
@@ -30,7 +30,9 @@ TAPEFLOW_F16C_CLONES float half_value(uint16_t bits) {
 
 Half::Half(float value) : bits(half_bits(value)) {}
 
-Half::operator float() const { return half_value(bits); }
+Half::operator float() const {
+    return half_value(bits);
+}
 
 BFloat16::BFloat16(float value) {
     const auto u = std::bit_cast<uint32_t>(value);
@@ -42,6 +44,8 @@ BFloat16::BFloat16(float value) {
     bits = static_cast<uint16_t>((u + rounding) >> 16);
 }
 
-BFloat16::operator float() const { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
+BFloat16::operator float() const {
+    return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
 
 }  // namespace tapeflow

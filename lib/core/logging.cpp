@@ -1,8 +1,6 @@
-// tf::logging: a process-wide level (initialised from TAPEFLOW_MIN_LOG_LEVEL, else from TensorFlow's
-// TF_CPP_MIN_LOG_LEVEL, so a ported script's environment keeps working) and a stderr sink
-// with TensorFlow's glog-style line prefix.
-#include <tapeflow/core/logging.hpp>
-
+// tf::logging: a process-wide level (initialised from TAPEFLOW_MIN_LOG_LEVEL, else from
+// TensorFlow's TF_CPP_MIN_LOG_LEVEL, so a ported script's environment keeps working) and a stderr
+// sink with TensorFlow's glog-style line prefix.
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -12,6 +10,8 @@
 
 #include <unistd.h>
 
+#include <tapeflow/core/logging.hpp>
+
 namespace tapeflow::logging {
 namespace {
 
@@ -20,11 +20,16 @@ int initial_level() {
     if (env == nullptr || *env == '\0') env = std::getenv("TF_CPP_MIN_LOG_LEVEL");
     if (env == nullptr || *env == '\0') return INFO;
     switch (std::atoi(env)) {
-        case 0: return INFO;
-        case 1: return WARN;
-        case 2: return ERROR;
-        case 3: return FATAL;
-        default: return INFO;
+        case 0:
+            return INFO;
+        case 1:
+            return WARN;
+        case 2:
+            return ERROR;
+        case 3:
+            return FATAL;
+        default:
+            return INFO;
     }
 }
 
@@ -53,10 +58,16 @@ void stderr_sink(Level l, std::string_view message) {
     const auto micros = duration_cast<microseconds>(now.time_since_epoch()).count() % 1000000;
     std::tm tm{};
     localtime_r(&secs, &tm);
-    const std::string line =
-        fmt::format("{}{:02}{:02} {:02}:{:02}:{:02}.{:06} {} tapeflow] {}\n", level_letter(l),
-                    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, micros,
-                    static_cast<long>(getpid()), message);
+    const std::string line = fmt::format("{}{:02}{:02} {:02}:{:02}:{:02}.{:06} {} tapeflow] {}\n",
+                                         level_letter(l),
+                                         tm.tm_mon + 1,
+                                         tm.tm_mday,
+                                         tm.tm_hour,
+                                         tm.tm_min,
+                                         tm.tm_sec,
+                                         micros,
+                                         static_cast<long>(getpid()),
+                                         message);
     static std::mutex mutex;
     const std::lock_guard lock(mutex);
     std::fputs(line.c_str(), stderr);
@@ -64,11 +75,17 @@ void stderr_sink(Level l, std::string_view message) {
 
 }  // namespace
 
-void set_verbosity(int new_level) { level().store(new_level); }
+void set_verbosity(int new_level) {
+    level().store(new_level);
+}
 
-int get_verbosity() { return level().load(std::memory_order_relaxed); }
+int get_verbosity() {
+    return level().load(std::memory_order_relaxed);
+}
 
-void set_sink(Sink new_sink) { sink().store(new_sink); }
+void set_sink(Sink new_sink) {
+    sink().store(new_sink);
+}
 
 void log(Level l, std::string_view message) {
     if (l < get_verbosity()) return;

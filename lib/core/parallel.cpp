@@ -1,11 +1,10 @@
 // CPU thread count for kernels: set_num_threads, else OpenMP's (OMP_NUM_THREADS or the cores).
 #include "core/parallel.hpp"
 
-#include <omp.h>
-
 #include <atomic>
 
 #include <fmt/format.h>
+#include <omp.h>
 
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/core/threads.hpp>
@@ -20,7 +19,9 @@ int cpu_threads() {
     return chosen > 0 ? chosen : omp_get_max_threads();
 }
 
-int num_threads() { return cpu_threads(); }
+int num_threads() {
+    return cpu_threads();
+}
 
 void set_num_threads(int n) {
     if (n < 1) {

@@ -25,7 +25,7 @@ void parallel_for(int64_t n, int64_t grain, Body&& body) {
         return;
     }
     const int64_t step = (n + chunks - 1) / chunks;
-#pragma omp parallel for schedule(static) num_threads(static_cast<int>(chunks))
+#pragma omp parallel for schedule(static) num_threads(static_cast <int>(chunks))
     for (int64_t c = 0; c < chunks; ++c) {
         const int64_t begin = c * step;
         const int64_t end = std::min(n, begin + step);

@@ -2,13 +2,15 @@
 // loader's path.
 #include "core/plugin.hpp"
 
-#include <dlfcn.h>
-
 #include <filesystem>
+
+#include <dlfcn.h>
 
 namespace tapeflow::detail {
 
-void* load_plugin_entry(std::string_view file, const char* symbol, bool global,
+void* load_plugin_entry(std::string_view file,
+                        const char* symbol,
+                        bool global,
                         std::string& error) {
     if (void* entry = dlsym(RTLD_DEFAULT, symbol)) return entry;
     const int flags = RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL);

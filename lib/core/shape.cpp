@@ -1,10 +1,10 @@
 // Shape construction, printing and broadcasting.
-#include <tapeflow/core/error.hpp>
-#include <tapeflow/core/shape.hpp>
-
 #include <string>
 
 #include <fmt/ranges.h>
+
+#include <tapeflow/core/error.hpp>
+#include <tapeflow/core/shape.hpp>
 
 namespace tapeflow {
 namespace {
@@ -21,11 +21,14 @@ int64_t checked_num_elements(const std::vector<int64_t>& dims) {
         if (dims[i] < 0) {
             throw errors::InvalidArgumentError(fmt::format(
                 "Dimension {} of shape [{}] is {}: dimensions must be non-negative (or -1, "
-                "unknown)", i, fmt::join(dims, ","), dims[i]));
+                "unknown)",
+                i,
+                fmt::join(dims, ","),
+                dims[i]));
         }
         if (dims[i] != 0 && n > INT64_MAX / dims[i]) {
-            throw errors::InvalidArgumentError(fmt::format(
-                "Shape [{}] has more than 2^63-1 elements", fmt::join(dims, ",")));
+            throw errors::InvalidArgumentError(
+                fmt::format("Shape [{}] has more than 2^63-1 elements", fmt::join(dims, ",")));
         }
         n *= dims[i];
     }
@@ -49,13 +52,18 @@ std::string Shape::str() const {
     return fmt::format("({})", fmt::join(dims_, ", "));
 }
 
-std::string Shape::debug_string() const { return fmt::format("[{}]", fmt::join(dims_, ",")); }
+std::string Shape::debug_string() const {
+    return fmt::format("[{}]", fmt::join(dims_, ","));
+}
 
 int64_t normalize_axis(int64_t axis, int64_t rank, std::string_view op) {
     if (axis < -rank || axis >= rank) {
         throw errors::InvalidArgumentError(
-            fmt::format("axis {} is out of bounds for a tensor of rank {} (valid: [{}, {}))", axis,
-                        rank, -rank, rank),
+            fmt::format("axis {} is out of bounds for a tensor of rank {} (valid: [{}, {}))",
+                        axis,
+                        rank,
+                        -rank,
+                        rank),
             std::string(op));
     }
     return axis < 0 ? axis + rank : axis;

@@ -50,7 +50,9 @@ Shape op_shape(std::vector<int64_t> dims, std::string_view op) {
 
 std::string oom_message(const Shape& shape, DType dtype, Device device) {
     return fmt::format("OOM when allocating tensor of shape {} and type {} on {}",
-                       shape.debug_string(), tf_type_name(dtype), device.str());
+                       shape.debug_string(),
+                       tf_type_name(dtype),
+                       device.str());
 }
 
 std::size_t checked_nbytes(const Shape& shape, DType dtype, Device device) {
@@ -77,10 +79,14 @@ void rethrow_as_oom(std::string_view op) {
 
 std::string_view tf_type_name(DType dtype) {
     switch (dtype) {
-        case DType::float32: return "float";
-        case DType::float64: return "double";
-        case DType::float16: return "half";
-        default: return dtype_name(dtype);
+        case DType::float32:
+            return "float";
+        case DType::float64:
+            return "double";
+        case DType::float16:
+            return "half";
+        default:
+            return dtype_name(dtype);
     }
 }
 

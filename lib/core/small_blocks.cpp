@@ -2,14 +2,14 @@
 //
 // NOTE [Small-block cache]: a small model's step makes a few dozen tiny tensors (outputs,
 // gradients, optimizer temporaries), each with a TensorImpl and a Storage, and frees them again;
-// glibc's malloc/aligned_alloc and free cost one to three hundred instructions per pair once its own
-// per-thread cache (7 blocks per size) overflows, more than the step's arithmetic. Freed blocks up
-// to kSmallBlockMaxBytes wait here, a stack per 64-byte class per thread (no lock), for the next
+// glibc's malloc/aligned_alloc and free cost one to three hundred instructions per pair once its
+// own per-thread cache (7 blocks per size) overflows, more than the step's arithmetic. Freed blocks
+// up to kSmallBlockMaxBytes wait here, a stack per 64-byte class per thread (no lock), for the next
 // request of that class on the thread that freed them; a full stack lets the caller free the block,
 // and a thread's blocks are freed when it exits.
-#include <array>
-
 #include "core/small_blocks.hpp"
+
+#include <array>
 
 namespace tapeflow {
 namespace {
@@ -32,7 +32,8 @@ struct CacheOwner {
     ~CacheOwner() {
         tl_cache = kGone;
         for (std::size_t c = 0; c < kClasses; ++c) {
-            for (std::size_t i = 0; i < cache.count[c]; ++i) std::free(cache.blocks[c][i]);
+            for (std::size_t i = 0; i < cache.count[c]; ++i)
+                std::free(cache.blocks[c][i]);
         }
     }
 };
@@ -45,7 +46,8 @@ Cache* first_use() {
 
 Cache* cache() {
     Cache* c = tl_cache;
-    if (c == nullptr) [[unlikely]] return first_use();
+    if (c == nullptr) [[unlikely]]
+        return first_use();
     return c == kGone ? nullptr : c;
 }
 

@@ -1,6 +1,6 @@
-// A per-thread cache of small 64-byte-aligned blocks (NOTE [Small-block cache] in small_blocks.cpp),
-// used by the host allocator for tiny tensors and, through SmallBlockAllocator, for the shared_ptr
-// control blocks every tensor and storage needs.
+// A per-thread cache of small 64-byte-aligned blocks (NOTE [Small-block cache] in
+// small_blocks.cpp), used by the host allocator for tiny tensors and, through SmallBlockAllocator,
+// for the shared_ptr control blocks every tensor and storage needs.
 #pragma once
 
 #include <cstddef>
@@ -44,7 +44,9 @@ struct SmallBlockAllocator {
         if (rounded > kSmallBlockMaxBytes || !small_block_keep(p, rounded)) std::free(p);
     }
     template <class U>
-    bool operator==(const SmallBlockAllocator<U>& /*other*/) const noexcept { return true; }
+    bool operator==(const SmallBlockAllocator<U>& /*other*/) const noexcept {
+        return true;
+    }
 };
 
 }  // namespace tapeflow

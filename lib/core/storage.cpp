@@ -1,13 +1,13 @@
 // Storage and the 64-byte-aligned host allocator.
-#include <tapeflow/core/error.hpp>
-#include <tapeflow/core/storage.hpp>
-
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
+
+#include <tapeflow/core/error.hpp>
+#include <tapeflow/core/storage.hpp>
 
 #include "core/backend.hpp"
 #include "core/deferred.hpp"
@@ -19,7 +19,8 @@ namespace {
 constexpr std::size_t kCpuAlignment = kSmallBlockAlignment;
 // Blocks from this size up are cached for reuse: glibc serves them with mmap/munmap, and every
 // fresh mapping page-faults on first touch (about 4 us per 4 KiB page on these VMs), which made
-// allocation, not arithmetic, the cost of large element-wise ops (measured against LibTorch, docs/performance.md).
+// allocation, not arithmetic, the cost of large element-wise ops (measured against LibTorch,
+// docs/performance.md).
 constexpr std::size_t kCacheMinBytes = std::size_t{1} << 18;
 
 // Size classes: four per power of two, so a reused block wastes at most 25%.
@@ -82,7 +83,8 @@ public:
     void release_cache() noexcept {
         const std::lock_guard lock(mutex_);
         for (auto& [size, blocks] : free_) {
-            for (void* p : blocks) std::free(p);
+            for (void* p : blocks)
+                std::free(p);
         }
         free_.clear();
         cached_bytes_ = 0;

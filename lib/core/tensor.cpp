@@ -1,11 +1,11 @@
 // Tensor: allocation, views, host access with conversion, device copies, printing.
-#include <tapeflow/core/error.hpp>
-#include <tapeflow/core/tensor.hpp>
-#include <tapeflow/ops/creation.hpp>
-
 #include <atomic>
 #include <cstring>
 #include <ostream>
+
+#include <tapeflow/core/error.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/ops/creation.hpp>
 
 #include "core/backend.hpp"
 #include "core/format.hpp"
@@ -27,7 +27,8 @@ void check_fully_defined(const Shape& shape) {
     if (shape.num_elements() < 0) {
         throw errors::InvalidArgumentError(fmt::format(
             "Shape {} has an unknown dimension (-1): a tensor needs every dimension (only reshape "
-            "infers a -1)", shape.debug_string()));
+            "infers a -1)",
+            shape.debug_string()));
     }
 }
 
@@ -51,7 +52,10 @@ Tensor Tensor::empty(Shape shape, DType dtype, Device device) {
     return Tensor(std::move(impl));
 }
 
-Tensor Tensor::view(std::shared_ptr<Storage> storage, std::size_t offset, Shape shape, DType dtype) {
+Tensor Tensor::view(std::shared_ptr<Storage> storage,
+                    std::size_t offset,
+                    Shape shape,
+                    DType dtype) {
     check_fully_defined(shape);
     const Device device = storage ? storage->device() : Device::cpu();
     const std::size_t nbytes = checked_nbytes(shape, dtype, device);
@@ -59,7 +63,9 @@ Tensor Tensor::view(std::shared_ptr<Storage> storage, std::size_t offset, Shape 
     if (storage == nullptr || offset > storage->nbytes() || nbytes > storage->nbytes() - offset) {
         throw errors::InternalError(fmt::format(
             "view of {} bytes at offset {} exceeds its storage ({} bytes); this is a tapeflow bug",
-            nbytes, offset, storage ? storage->nbytes() : 0));
+            nbytes,
+            offset,
+            storage ? storage->nbytes() : 0));
     }
     auto impl = std::allocate_shared<TensorImpl>(SmallBlockAllocator<TensorImpl>());
     impl->shape = std::move(shape);
@@ -70,7 +76,9 @@ Tensor Tensor::view(std::shared_ptr<Storage> storage, std::size_t offset, Shape 
     return Tensor(std::move(impl));
 }
 
-const void* Tensor::raw_data() const { return mutable_raw_data(); }
+const void* Tensor::raw_data() const {
+    return mutable_raw_data();
+}
 
 void* Tensor::mutable_raw_data() const {
     const TensorImpl& impl = checked();
@@ -86,7 +94,8 @@ void Tensor::throw_undefined() {
 void Tensor::throw_item_error() const {
     throw errors::InvalidArgumentError(fmt::format(
         "item() needs a tensor with exactly one element, but this one has shape {} ({} elements)",
-        shape().str(), num_elements()));
+        shape().str(),
+        num_elements()));
 }
 
 void Tensor::check_data_access(DType requested, std::size_t size) const {
@@ -99,7 +108,8 @@ void Tensor::check_data_access(DType requested, std::size_t size) const {
         throw errors::InvalidArgumentError(fmt::format(
             "data<T>() with T = {} on a {} tensor: T must be the element type (use to_vector<T>() "
             "or cast() to convert)",
-            dtype_name(requested), dtype_name(dtype())));
+            dtype_name(requested),
+            dtype_name(dtype())));
     }
 }
 
@@ -120,16 +130,28 @@ Tensor Tensor::to(Device target) const {
     return out;
 }
 
-Tensor Tensor::cast(DType target) const { return tapeflow::cast(*this, target); }
+Tensor Tensor::cast(DType target) const {
+    return tapeflow::cast(*this, target);
+}
 
-std::string Tensor::str() const { return defined() ? format_tensor(*this) : "None"; }
+std::string Tensor::str() const {
+    return defined() ? format_tensor(*this) : "None";
+}
 
-std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.str(); }
+std::ostream& operator<<(std::ostream& os, const Tensor& t) {
+    return os << t.str();
+}
 
-std::ostream& operator<<(std::ostream& os, const Shape& s) { return os << s.str(); }
+std::ostream& operator<<(std::ostream& os, const Shape& s) {
+    return os << s.str();
+}
 
-std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
+std::ostream& operator<<(std::ostream& os, const Device& d) {
+    return os << d.str();
+}
 
-std::ostream& operator<<(std::ostream& os, DType d) { return os << dtype_name(d); }
+std::ostream& operator<<(std::ostream& os, DType d) {
+    return os << dtype_name(d);
+}
 
 }  // namespace tapeflow

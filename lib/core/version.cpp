@@ -3,6 +3,8 @@
 
 namespace tapeflow {
 
-const char* version() { return TAPEFLOW_VERSION_STRING; }
+const char* version() {
+    return TAPEFLOW_VERSION_STRING;
+}
 
 }  // namespace tapeflow

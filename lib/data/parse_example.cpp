@@ -269,7 +269,8 @@ std::vector<Tensor> parse_example(const std::vector<std::string>& serialized,
 std::vector<Tensor> parse_single_example(const std::string& serialized,
                                          const std::vector<FixedLenFeature>& features) {
     std::vector<Tensor> out = parse_example({serialized}, features);
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = reshape(out[i], features[i].shape);
+    for (std::size_t i = 0; i < out.size(); ++i)
+        out[i] = reshape(out[i], features[i].shape);
     return out;
 }
 

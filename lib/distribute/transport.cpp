@@ -22,21 +22,26 @@ const Transport& choose() {
     if (!TAPEFLOW_MPI_PLUGIN_BUILT) return single_transport();
     std::string error;
     // RTLD_GLOBAL: Open MPI's components resolve libmpi's symbols from the global scope.
-    void* entry = tapeflow::detail::load_plugin_entry(TAPEFLOW_MPI_PLUGIN_FILE, kMpiPluginEntry,
-                                                      /*global=*/true, error);
+    void* entry = tapeflow::detail::load_plugin_entry(TAPEFLOW_MPI_PLUGIN_FILE,
+                                                      kMpiPluginEntry,
+                                                      /*global=*/true,
+                                                      error);
     if (entry != nullptr) {
         const Transport* mpi = reinterpret_cast<MpiPluginEntry>(entry)();
         if (std::strcmp(mpi->version, TAPEFLOW_VERSION_STRING) == 0) return *mpi;
-        error = fmt::format(
-            "it is version {} but libtapeflow is {}: install both from the same build",
-            mpi->version, TAPEFLOW_VERSION_STRING);
+        error =
+            fmt::format("it is version {} but libtapeflow is {}: install both from the same build",
+                        mpi->version,
+                        TAPEFLOW_VERSION_STRING);
     }
     if (!launched_by_mpirun()) return single_transport();  // one process, as without MPI
     throw errors::UnavailableError(fmt::format(
         "this process was started by mpirun, but tapeflow's MPI transport ({}) could not be "
         "loaded: {}. It needs the MPI library tapeflow was built with ({}): install it (Debian: "
         "apt-get install libopenmpi3) or add its folder to LD_LIBRARY_PATH",
-        TAPEFLOW_MPI_PLUGIN_FILE, error, TAPEFLOW_MPI_LIBRARY));
+        TAPEFLOW_MPI_PLUGIN_FILE,
+        error,
+        TAPEFLOW_MPI_LIBRARY));
 }
 
 const Transport& transport() {

@@ -97,8 +97,10 @@ struct Transport {
     std::unique_ptr<Pending> (*start_all_reduce)(
         void* data, int64_t count, DType dtype, ReduceOp op, const void* send);
     std::unique_ptr<Pending> (*start_broadcast)(void* data, int64_t nbytes, int root);
-    std::unique_ptr<Pending> (*start_all_gather)(
-        const void* mine, int64_t my_bytes, void* out, const std::vector<int64_t>& counts);
+    std::unique_ptr<Pending> (*start_all_gather)(const void* mine,
+                                                 int64_t my_bytes,
+                                                 void* out,
+                                                 const std::vector<int64_t>& counts);
     std::unique_ptr<Pending> (*start_barrier)();
     std::unique_ptr<Pending> (*start_send)(int dest, int tag, std::string bytes);
     std::optional<Message> (*try_receive)(int source, int tag);

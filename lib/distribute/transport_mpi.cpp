@@ -355,9 +355,20 @@ std::optional<Message> try_receive(int source, int tag) {
 extern "C" TAPEFLOW_PLUGIN_API const tapeflow::distribute::detail::Transport*
 tapeflow_mpi_transport() {
     using namespace tapeflow::distribute::detail::mpi;
-    static const tapeflow::distribute::detail::Transport table{TAPEFLOW_VERSION_STRING, true,
-        transport_init, transport_finalize, transport_initialized, transport_rank, transport_size,
-        transport_local_rank, transport_local_size, start_all_reduce, start_broadcast,
-        start_all_gather, start_barrier, start_send, try_receive};
+    static const tapeflow::distribute::detail::Transport table{TAPEFLOW_VERSION_STRING,
+                                                               true,
+                                                               transport_init,
+                                                               transport_finalize,
+                                                               transport_initialized,
+                                                               transport_rank,
+                                                               transport_size,
+                                                               transport_local_rank,
+                                                               transport_local_size,
+                                                               start_all_reduce,
+                                                               start_broadcast,
+                                                               start_all_gather,
+                                                               start_barrier,
+                                                               start_send,
+                                                               try_receive};
     return &table;
 }

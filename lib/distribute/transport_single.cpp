@@ -83,11 +83,21 @@ std::optional<Message> try_receive(int /*source*/, int /*tag*/) {
 }  // namespace single
 
 const Transport& single_transport() {
-    static const Transport table{TAPEFLOW_VERSION_STRING, false, single::transport_init,
-        single::transport_finalize, single::transport_initialized, single::transport_rank,
-        single::transport_size, single::transport_local_rank, single::transport_local_size,
-        single::start_all_reduce, single::start_broadcast, single::start_all_gather,
-        single::start_barrier, single::start_send, single::try_receive};
+    static const Transport table{TAPEFLOW_VERSION_STRING,
+                                 false,
+                                 single::transport_init,
+                                 single::transport_finalize,
+                                 single::transport_initialized,
+                                 single::transport_rank,
+                                 single::transport_size,
+                                 single::transport_local_rank,
+                                 single::transport_local_size,
+                                 single::start_all_reduce,
+                                 single::start_broadcast,
+                                 single::start_all_gather,
+                                 single::start_barrier,
+                                 single::start_send,
+                                 single::try_receive};
     return table;
 }
 

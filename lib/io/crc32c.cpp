@@ -50,14 +50,16 @@ uint32_t gf2_times(const uint32_t* mat, uint32_t vec) {
 }
 
 void gf2_square(uint32_t* square, const uint32_t* mat) {
-    for (int n = 0; n < 32; ++n) square[n] = gf2_times(mat, mat[n]);
+    for (int n = 0; n < 32; ++n)
+        square[n] = gf2_times(mat, mat[n]);
 }
 
 // The operator appending `len` zero bytes (len a power of two) to a raw CRC register.
 ShiftTable make_shift_table(std::size_t len) {
     uint32_t odd[32], even[32];
     odd[0] = kPoly;
-    for (int n = 1; n < 32; ++n) odd[n] = uint32_t{1} << (n - 1);
+    for (int n = 1; n < 32; ++n)
+        odd[n] = uint32_t{1} << (n - 1);
     gf2_square(even, odd);  // 2 zero bits
     gf2_square(odd, even);  // 4 zero bits
     const uint32_t* op = nullptr;
@@ -77,7 +79,8 @@ ShiftTable make_shift_table(std::size_t len) {
     }
     ShiftTable t{};
     for (uint32_t n = 0; n < 256; ++n) {
-        for (int k = 0; k < 4; ++k) t[static_cast<std::size_t>(k)][n] = gf2_times(op, n << (8 * k));
+        for (int k = 0; k < 4; ++k)
+            t[static_cast<std::size_t>(k)][n] = gf2_times(op, n << (8 * k));
     }
     return t;
 }
@@ -93,8 +96,8 @@ __attribute__((target("sse4.2"))) uint64_t crc_word(uint64_t crc, const unsigned
 }
 
 // Three streams over blocks of `block` bytes while at least 3 blocks remain.
-__attribute__((target("sse4.2"))) uint64_t three_way(uint64_t c0, const unsigned char*& p, std::size_t& n,
-                                                     std::size_t block, const ShiftTable& t) {
+__attribute__((target("sse4.2"))) uint64_t three_way(
+    uint64_t c0, const unsigned char*& p, std::size_t& n, std::size_t block, const ShiftTable& t) {
     while (n >= 3 * block) {
         uint64_t c1 = 0, c2 = 0;
         for (const unsigned char* end = p + block; p < end; p += 8) {
@@ -118,7 +121,8 @@ __attribute__((target("sse4.2"))) uint32_t extend_sse42(uint32_t crc,
     uint64_t c = static_cast<uint32_t>(~crc);
     c = three_way(c, p, n, kLongBlock, long_shift);
     c = three_way(c, p, n, kShortBlock, short_shift);
-    for (; n >= 8; n -= 8, p += 8) c = crc_word(c, p);
+    for (; n >= 8; n -= 8, p += 8)
+        c = crc_word(c, p);
     auto c32 = static_cast<uint32_t>(c);
     for (; n > 0; --n, ++p)
         c32 = _mm_crc32_u8(c32, *p);

@@ -75,7 +75,8 @@ std::string Example::serialize() const {
         } else {
             // set the kind even for an empty list: TensorFlow writes 12 02 0a 00, not 12 00
             auto* list = f.mutable_bytes_list();
-            for (const std::string& s : std::get<std::vector<std::string>>(feature)) list->add_value(s);
+            for (const std::string& s : std::get<std::vector<std::string>>(feature))
+                list->add_value(s);
         }
     }
     // Deterministic: map entries sorted by key, so equal Examples give equal bytes.

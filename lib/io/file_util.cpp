@@ -17,20 +17,25 @@ namespace tapeflow::io {
 void throw_io_error(const std::string& what, const std::string& path, int err) {
     const std::string msg = fmt::format("{} {}: {}", what, path, std::strerror(err));
     switch (err) {
-        case ENOENT: throw errors::NotFoundError(msg);
-        case EEXIST: throw errors::AlreadyExistsError(msg);
+        case ENOENT:
+            throw errors::NotFoundError(msg);
+        case EEXIST:
+            throw errors::AlreadyExistsError(msg);
         case EACCES:
         case EPERM:
-        case EROFS: throw errors::PermissionDeniedError(msg);
+        case EROFS:
+            throw errors::PermissionDeniedError(msg);
         case ENOSPC:
-        case EDQUOT: throw errors::ResourceExhaustedError(msg);
+        case EDQUOT:
+            throw errors::ResourceExhaustedError(msg);
         case ENOTDIR:
         case EISDIR:
-        case ENOTEMPTY: throw errors::FailedPreconditionError(msg);
-        default: throw errors::UnavailableError(msg);
+        case ENOTEMPTY:
+            throw errors::FailedPreconditionError(msg);
+        default:
+            throw errors::UnavailableError(msg);
     }
 }
-
 
 void make_dirs(const std::string& dir) {
     if (dir.empty()) return;
@@ -70,7 +75,9 @@ void write_file_atomically(const std::string& path, std::span<const std::string_
             written += static_cast<std::size_t>(n);
 #if defined(__linux__)
             if (written - flushed >= kWriteBack) {
-                ::sync_file_range(fd, static_cast<off_t>(flushed), static_cast<off_t>(written - flushed),
+                ::sync_file_range(fd,
+                                  static_cast<off_t>(flushed),
+                                  static_cast<off_t>(written - flushed),
                                   SYNC_FILE_RANGE_WRITE);
                 flushed = written;
             }

@@ -1,4 +1,5 @@
-// apply(): validate -> allocate -> dispatch -> record on watching tapes. See NOTE [Op call path] in docs/architecture.md.
+// apply(): validate -> allocate -> dispatch -> record on watching tapes. See NOTE [Op call path] in
+// docs/architecture.md.
 #include "ops/apply.hpp"
 
 #include "autograd/tape.hpp"
@@ -12,8 +13,11 @@ namespace {
 Device op_device(Op op, std::span<const Tensor> inputs) {
     const int arity = op_arity(op);
     if (arity >= 0 && static_cast<int>(inputs.size()) != arity) {
-        op_fail<errors::InternalError>(op, "op '{}' takes {} inputs, got {}; this is a tapeflow bug",
-                                       op_name(op), arity, inputs.size());
+        op_fail<errors::InternalError>(op,
+                                       "op '{}' takes {} inputs, got {}; this is a tapeflow bug",
+                                       op_name(op),
+                                       arity,
+                                       inputs.size());
     }
     if (inputs.empty()) return default_device();
     for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -27,7 +31,9 @@ Device op_device(Op op, std::span<const Tensor> inputs) {
             op_fail(op,
                     "inputs must be on one device, but input 0 is on {} and input {} on {}; copy "
                     "with .to() first",
-                    device.str(), i, inputs[i].device().str());
+                    device.str(),
+                    i,
+                    inputs[i].device().str());
         }
     }
     return device;
@@ -36,17 +42,23 @@ Device op_device(Op op, std::span<const Tensor> inputs) {
 Tensor make_output(OutputSpec spec, std::span<const Tensor> inputs, Device device) {
     if (spec.alias_input < 0) return Tensor::empty(std::move(spec.shape), spec.dtype, device);
     const TensorImpl& source = *inputs[static_cast<std::size_t>(spec.alias_input)].impl();
-    return Tensor::view(source.storage, source.offset + spec.byte_offset, std::move(spec.shape), spec.dtype);
+    return Tensor::view(
+        source.storage, source.offset + spec.byte_offset, std::move(spec.shape), spec.dtype);
 }
 
-void run_kernel(Op op, Device device, std::span<const Tensor> inputs, std::span<Tensor> outputs,
+void run_kernel(Op op,
+                Device device,
+                std::span<const Tensor> inputs,
+                std::span<Tensor> outputs,
                 const Attrs& attrs) {
     if (op_dispatch(op) == DispatchOn::none) {
-        op_fail<errors::InternalError>(op, "op '{}' has no kernels; this is a tapeflow bug", op_name(op));
+        op_fail<errors::InternalError>(
+            op, "op '{}' has no kernels; this is a tapeflow bug", op_name(op));
     }
     const bool on_input = op_dispatch(op) == DispatchOn::input || outputs.empty();
     if (on_input && inputs.empty()) {
-        op_fail<errors::InternalError>(op, "op '{}' dispatches on an input but has none; this is a tapeflow bug", op_name(op));
+        op_fail<errors::InternalError>(
+            op, "op '{}' dispatches on an input but has none; this is a tapeflow bug", op_name(op));
     }
     const DType dtype = on_input ? inputs[0].dtype() : outputs[0].dtype();
     const KernelFn kernel = kernel_registry().find(op, device, dtype);
@@ -68,8 +80,10 @@ Tensor apply(Op op, std::span<const Tensor> inputs, OutputSpec output, const Att
     });
 }
 
-std::vector<Tensor> apply_multi(Op op, std::span<const Tensor> inputs,
-                                std::span<const OutputSpec> outputs, const Attrs& attrs) {
+std::vector<Tensor> apply_multi(Op op,
+                                std::span<const Tensor> inputs,
+                                std::span<const OutputSpec> outputs,
+                                const Attrs& attrs) {
     return oom_as_error(op_type(op), [&] {
         const Device device = op_device(op, inputs);
         std::vector<Tensor> out;

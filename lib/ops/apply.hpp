@@ -1,6 +1,6 @@
 // apply(): the one path every op call takes — validate the inputs, allocate the outputs, dispatch
-// to the kernel of (op, device, dtype). Ops' public wrappers compute their output shapes and call it.
-// After the kernel ran, apply() offers the op to the recording tapes (lib/autograd/tape.hpp).
+// to the kernel of (op, device, dtype). Ops' public wrappers compute their output shapes and call
+// it. After the kernel ran, apply() offers the op to the recording tapes (lib/autograd/tape.hpp).
 #pragma once
 
 #include <initializer_list>
@@ -31,14 +31,19 @@ struct OutputSpec {
 /// Runs `op` on `inputs` and returns its single output. The spec is taken by value: its shape
 /// moves into the output tensor (one allocation less per op).
 Tensor apply(Op op, std::span<const Tensor> inputs, OutputSpec output, const Attrs& attrs = {});
-inline Tensor apply(Op op, std::initializer_list<Tensor> inputs, OutputSpec output,
+inline Tensor apply(Op op,
+                    std::initializer_list<Tensor> inputs,
+                    OutputSpec output,
                     const Attrs& attrs = {}) {
-    return apply(op, std::span<const Tensor>(inputs.begin(), inputs.size()), std::move(output), attrs);
+    return apply(
+        op, std::span<const Tensor>(inputs.begin(), inputs.size()), std::move(output), attrs);
 }
 
 /// Runs an op with several outputs.
-std::vector<Tensor> apply_multi(Op op, std::span<const Tensor> inputs,
-                                std::span<const OutputSpec> outputs, const Attrs& attrs = {});
+std::vector<Tensor> apply_multi(Op op,
+                                std::span<const Tensor> inputs,
+                                std::span<const OutputSpec> outputs,
+                                const Attrs& attrs = {});
 
 /// Throws E with the formatted message and the op's TensorFlow type as op name:
 ///     op_fail(Op::cast, "Cast {} to {} is not supported", a, b)  ->  "... [Op:Cast]"

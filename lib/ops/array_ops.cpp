@@ -402,13 +402,13 @@ std::vector<Tensor> split(const Tensor& x, int64_t num_splits, int64_t axis) {
                 num_splits);
     }
     return oom_as_error(op_type(op), [&] {  // split(zeros({0}), 1 << 40) asks for 2^40 outputs
-        return split_impl(op,
-                          x,
-                          std::vector<int64_t>(static_cast<std::size_t>(num_splits),
-                                               size / num_splits),
-                          a,
-                          /*keep_axis=*/true,
-                          Attrs().set("axis", a).set("num_split", num_splits));
+        return split_impl(
+            op,
+            x,
+            std::vector<int64_t>(static_cast<std::size_t>(num_splits), size / num_splits),
+            a,
+            /*keep_axis=*/true,
+            Attrs().set("axis", a).set("num_split", num_splits));
     });
 }
 
@@ -533,7 +533,8 @@ Grads reshape_back(const GradCtx& c) {
 Grads transpose_grad(const GradCtx& c) {
     const auto& perm = c.attrs.get<std::vector<int64_t>>("perm");
     std::vector<int64_t> inverse(perm.size() + static_cast<std::size_t>(c.batch_dims));
-    for (int64_t d = 0; d < c.batch_dims; ++d) inverse[static_cast<std::size_t>(d)] = d;
+    for (int64_t d = 0; d < c.batch_dims; ++d)
+        inverse[static_cast<std::size_t>(d)] = d;
     for (std::size_t i = 0; i < perm.size(); ++i)
         inverse[static_cast<std::size_t>(c.batched_axis(perm[i]))] =
             c.batched_axis(static_cast<int64_t>(i));
@@ -579,9 +580,10 @@ Grads tile_grad(const GradCtx& c) {
         split_shape.push_back(in.dims()[i]);
     }
     if (axes.empty()) return {c.grad()};
-    for (int64_t& a : axes) a = c.batched_axis(a);
-    return {reduce_sum(reshape(c.grad(), c.batched(Shape(std::move(split_shape)))), Axes(axes),
-                       false)};
+    for (int64_t& a : axes)
+        a = c.batched_axis(a);
+    return {
+        reduce_sum(reshape(c.grad(), c.batched(Shape(std::move(split_shape)))), Axes(axes), false)};
 }
 
 // The output shape differs from the input's on purpose, so the gradient is summed down here.
@@ -602,7 +604,7 @@ const OpDef kArrayOps[] = {
     {Op::split_v, Save::nothing, split_grad, kBatchable},        // dx = concat(dy_i)
     {Op::tile, Save::nothing, tile_grad, kBatchable},            // dx = sum over the copies of dy
     {Op::broadcast_to, Save::nothing, broadcast_to_grad, kBatchable},  // dx = dy summed
-    {Op::shape, Save::nothing, nullptr},                   // integer output
+    {Op::shape, Save::nothing, nullptr},                               // integer output
 };
 
 }  // namespace

@@ -26,12 +26,18 @@ constexpr Op kOp = Op::attention;
 // Keras' replacement for a masked logit: -0.7 times (about) float32's largest value.
 constexpr double kMaskedLogit = -0.7 * 3.38953e38;
 
-DType compute_dtype(DType dtype) { return dtype == DType::float64 ? DType::float64 : DType::float32; }
+DType compute_dtype(DType dtype) {
+    return dtype == DType::float64 ? DType::float64 : DType::float32;
+}
 
-Tensor as(const Tensor& t, DType dtype) { return t.dtype() == dtype ? t : cast(t, dtype); }
+Tensor as(const Tensor& t, DType dtype) {
+    return t.dtype() == dtype ? t : cast(t, dtype);
+}
 
 // [B, X, N, H] <-> [B, N, X, H]
-Tensor heads_first(const Tensor& t) { return transpose(t, {0, 2, 1, 3}); }
+Tensor heads_first(const Tensor& t) {
+    return transpose(t, {0, 2, 1, 3});
+}
 
 // Inputs of a recorded attention: q, k, v, then the bias and the mask when present.
 struct Operands {
@@ -63,8 +69,8 @@ Tensor keep_mask(const Operands& o, const Attrs& attrs) {
 }
 
 // The gradients of Keras' composite, as differentiable ops (q, k, v, then the bias if any):
-// p = softmax(where(keep, scale q.k + bias, masked)), dv = p^T do, ds = where(keep, p (dp - rowsum(p
-// dp)), 0) with dp = do v^T, dq = scale ds k, dk = scale ds^T q, dbias = ds.
+// p = softmax(where(keep, scale q.k + bias, masked)), dv = p^T do, ds = where(keep, p (dp -
+// rowsum(p dp)), 0) with dp = do v^T, dq = scale ds k, dk = scale ds^T q, dbias = ds.
 Grads attention_composite(const GradCtx& c) {
     const Operands o = operands(c.in, c.attrs);
     const DType dtype = o.q.dtype();
@@ -106,7 +112,8 @@ Grads attention_grad(const GradCtx& c) {
                                   OutputSpec{o.k.shape(), o.k.dtype()},
                                   OutputSpec{o.v.shape(), o.v.dtype()}};
     const Shape& qs = o.q.shape();
-    if (want_dbias) specs.push_back(OutputSpec{Shape({qs[0], qs[2], qs[1], o.k.shape()[1]}), o.q.dtype()});
+    if (want_dbias)
+        specs.push_back(OutputSpec{Shape({qs[0], qs[2], qs[1], o.k.shape()[1]}), o.q.dtype()});
     std::vector<Tensor> r = apply_multi(Op::attention_grad, inputs, specs, attrs);
     Grads grads{r[0], r[1], r[2]};
     if (o.bias.defined()) grads.push_back(want_dbias ? Gradient(r[3]) : Gradient());
@@ -121,20 +128,26 @@ const OpDef kAttentionOps[] = {
 };
 
 std::string shapes_of(const Tensor& q, const Tensor& k, const Tensor& v) {
-    return fmt::format("query {}, key {}, value {}", q.shape().debug_string(),
-                       k.shape().debug_string(), v.shape().debug_string());
+    return fmt::format("query {}, key {}, value {}",
+                       q.shape().debug_string(),
+                       k.shape().debug_string(),
+                       v.shape().debug_string());
 }
 
 // `t` (the bias or the mask) as a rank-4 view that broadcasts to [B, N, T, S].
 Tensor broadcast_operand(const Tensor& t, std::string_view name, const Shape& logits) {
     const Shape& s = t.shape();
     bool ok = s.rank() <= 4;
-    for (int64_t i = 1; ok && i <= s.rank(); ++i) ok = s[-i] == 1 || s[-i] == logits[-i];
+    for (int64_t i = 1; ok && i <= s.rank(); ++i)
+        ok = s[-i] == 1 || s[-i] == logits[-i];
     if (!ok) {
         op_fail(kOp,
                 "{} of shape {} does not broadcast to the logits' shape [B, N, T, S] = {}; give it "
                 "shape {} or size-1 dimensions in their place",
-                name, s.debug_string(), logits.debug_string(), logits.debug_string());
+                name,
+                s.debug_string(),
+                logits.debug_string(),
+                logits.debug_string());
     }
     std::vector<int64_t> dims(static_cast<std::size_t>(4 - s.rank()), 1);
     dims.insert(dims.end(), s.dims().begin(), s.dims().end());
@@ -143,11 +156,15 @@ Tensor broadcast_operand(const Tensor& t, std::string_view name, const Shape& lo
 
 }  // namespace
 
-std::span<const OpDef> attention_op_defs() { return kAttentionOps; }
+std::span<const OpDef> attention_op_defs() {
+    return kAttentionOps;
+}
 
 namespace nn {
 
-Tensor dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+Tensor dot_product_attention(const Tensor& query,
+                             const Tensor& key,
+                             const Tensor& value,
                              const DotProductAttentionOptions& options) {
     nn_detail::check_float(kOp, query, "query");
     nn_detail::check_float(kOp, key, "key");
@@ -173,8 +190,8 @@ Tensor dot_product_attention(const Tensor& query, const Tensor& key, const Tenso
     std::vector<Tensor> inputs{query, key, value};
     Attrs attrs;
     // Keras: 1 / sqrt(H) in float32, then converted to the logits' dtype.
-    const double scale = options.scale.value_or(
-        static_cast<double>(1.0F / std::sqrt(static_cast<float>(qs[3]))));
+    const double scale =
+        options.scale.value_or(static_cast<double>(1.0F / std::sqrt(static_cast<float>(qs[3]))));
     attrs.set("scale", scale);
     attrs.set("causal", options.is_causal);
     attrs.set("has_bias", options.bias.defined());
@@ -185,9 +202,11 @@ Tensor dot_product_attention(const Tensor& query, const Tensor& key, const Tenso
     }
     if (options.mask.defined()) {
         if (options.mask.dtype() != DType::bool_) {
-            op_fail(kOp, "mask must be bool (true = attend), got {} with shape {}; compare it "
+            op_fail(kOp,
+                    "mask must be bool (true = attend), got {} with shape {}; compare it "
                     "with tf::not_equal(mask, 0) first",
-                    dtype_name(options.mask.dtype()), options.mask.shape().debug_string());
+                    dtype_name(options.mask.dtype()),
+                    options.mask.shape().debug_string());
         }
         inputs.push_back(broadcast_operand(options.mask, "mask", logits));
     }

@@ -15,7 +15,8 @@
 
 namespace tapeflow {
 
-using AttrValue = std::variant<bool, int64_t, double, std::string, std::vector<int64_t>, DType, Shape>;
+using AttrValue =
+    std::variant<bool, int64_t, double, std::string, std::vector<int64_t>, DType, Shape>;
 
 class Attrs {
 public:
@@ -33,7 +34,8 @@ public:
         return *this;
     }
     bool has(std::string_view name) const { return find(name) != nullptr; }
-    /// The value of `name` as T; a missing attribute or another type is a tapeflow bug (InternalError).
+    /// The value of `name` as T; a missing attribute or another type is a tapeflow bug
+    /// (InternalError).
     template <class T>
     const T& get(std::string_view name) const {
         const AttrValue* v = find(name);

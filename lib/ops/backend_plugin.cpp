@@ -23,8 +23,9 @@ LoadedCuda load_cuda_plugin() {
     BackendLoad& load = loaded.load;
     load.built = TAPEFLOW_CUDA_PLUGIN_BUILT;
     if (!load.built) {
-        load.error = "tapeflow was built without CUDA (configure with -Dcuda=enabled on a machine "
-                     "with nvcc)";
+        load.error =
+            "tapeflow was built without CUDA (configure with -Dcuda=enabled on a machine "
+            "with nvcc)";
         return loaded;
     }
     std::string error;
@@ -35,15 +36,20 @@ LoadedCuda load_cuda_plugin() {
             "tapeflow's CUDA backend ({}) could not be loaded: {}. It needs {}: install the NVIDIA "
             "driver and the CUDA Toolkit {} (or NVIDIA's packages {}), or add the folder that "
             "holds them to LD_LIBRARY_PATH",
-            TAPEFLOW_CUDA_PLUGIN_FILE, error, TAPEFLOW_CUDA_PLUGIN_NEEDS, TAPEFLOW_CUDA_MAJOR,
+            TAPEFLOW_CUDA_PLUGIN_FILE,
+            error,
+            TAPEFLOW_CUDA_PLUGIN_NEEDS,
+            TAPEFLOW_CUDA_MAJOR,
             TAPEFLOW_CUDA_PACKAGES);
         return loaded;
     }
     const CudaPlugin* plugin = reinterpret_cast<CudaPluginEntry>(entry)();
     if (std::strcmp(plugin->version, TAPEFLOW_VERSION_STRING) != 0) {
-        load.error = fmt::format(
-            "{} is version {} but libtapeflow is {}: install both from the same build",
-            TAPEFLOW_CUDA_PLUGIN_FILE, plugin->version, TAPEFLOW_VERSION_STRING);
+        load.error =
+            fmt::format("{} is version {} but libtapeflow is {}: install both from the same build",
+                        TAPEFLOW_CUDA_PLUGIN_FILE,
+                        plugin->version,
+                        TAPEFLOW_VERSION_STRING);
         return loaded;
     }
     plugin->register_kernels(mutable_kernel_registry());

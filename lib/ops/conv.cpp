@@ -187,24 +187,32 @@ std::span<const OpDef> conv_op_defs() {
 
 namespace nn {
 
-Tensor conv2d(const Tensor& input, const Tensor& filters, const Ints& strides,
-              std::string_view padding, std::string_view data_format, const Ints& dilations) {
+Tensor conv2d(const Tensor& input,
+              const Tensor& filters,
+              const Ints& strides,
+              std::string_view padding,
+              std::string_view data_format,
+              const Ints& dilations) {
     return conv_impl<kConv2d>(input, filters, strides, padding, nullptr, data_format, dilations);
 }
 
-Tensor conv2d(const Tensor& input, const Tensor& filters, const Ints& strides,
-              const Paddings& padding, std::string_view data_format, const Ints& dilations) {
+Tensor conv2d(const Tensor& input,
+              const Tensor& filters,
+              const Ints& strides,
+              const Paddings& padding,
+              std::string_view data_format,
+              const Ints& dilations) {
     return conv_impl<kConv2d>(
         input, filters, strides, "EXPLICIT", &padding, data_format, dilations);
 }
 
 // tf.nn.conv1d: conv2d over a unit height axis inserted before the width.
 Tensor conv1d(const Tensor& input,
-                   const Tensor& filters,
-                   int64_t stride,
-                   std::string_view padding,
-                   std::string_view data_format,
-                   int64_t dilations) {
+              const Tensor& filters,
+              int64_t stride,
+              std::string_view padding,
+              std::string_view data_format,
+              int64_t dilations) {
     constexpr Op op = Op::conv2d;
     check_conv_dtypes(op, input, filters);
     const bool ncw = data_format == "NCW";
@@ -247,12 +255,12 @@ Tensor conv1d(const Tensor& input,
 // tf.nn.conv2d_transpose: the input gradient of the conv2d that maps output_shape to input's
 // shape, with that conv2d's padding (SAME split as conv2d splits it).
 Tensor conv2d_transpose(const Tensor& input,
-                             const Tensor& filters,
-                             const Shape& output_shape,
-                             const Ints& strides,
-                             std::string_view padding,
-                             std::string_view data_format,
-                             const Ints& dilations) {
+                        const Tensor& filters,
+                        const Shape& output_shape,
+                        const Ints& strides,
+                        std::string_view padding,
+                        std::string_view data_format,
+                        const Ints& dilations) {
     constexpr Op op = Op::conv2d_backprop_input;
     check_conv_inputs(op, input, filters, "[H, W, out, in]");
     const bool nchw = nn_detail::is_nchw(op, data_format);
@@ -312,12 +320,12 @@ Tensor conv2d_transpose(const Tensor& input,
     }
     if (is_16bit(input.dtype())) {
         return cast(conv2d_transpose(cast(input, DType::float32),
-                                          cast(filters, DType::float32),
-                                          output_shape,
-                                          strides,
-                                          padding,
-                                          data_format,
-                                          dilations),
+                                     cast(filters, DType::float32),
+                                     output_shape,
+                                     strides,
+                                     padding,
+                                     data_format,
+                                     dilations),
                     input.dtype());
     }
     const Attrs attrs = nn_detail::window_attrs(win);

@@ -1,10 +1,10 @@
 // Creation and array ops: constant, fill, range, linspace, eye, one_hot, identity, cast.
 // Values computed on the host (constant, range, linspace, eye) are built on the CPU and then copied
 // to the default device; fill and one_hot run as kernels on the device itself.
-#include <tapeflow/ops/creation.hpp>
-
 #include <cmath>
 #include <cstring>
+
+#include <tapeflow/ops/creation.hpp>
 
 #include "core/dtype_dispatch.hpp"
 #include "ops/apply.hpp"
@@ -13,7 +13,9 @@
 namespace tapeflow {
 namespace {
 
-Tensor on_default_device(const Tensor& host) { return host.to(default_device()); }
+Tensor on_default_device(const Tensor& host) {
+    return host.to(default_device());
+}
 
 // A host tensor whose element i is value(i) converted to `dtype` (as tf.cast converts). Allocated
 // in the output dtype directly, so a size too large fails as that tensor's OOM.
@@ -23,7 +25,8 @@ Tensor host_tensor(const Shape& shape, DType dtype, F value) {
     visit_dtype(dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         auto* out = static_cast<T*>(t.mutable_raw_data());
-        for (int64_t i = 0; i < shape.num_elements(); ++i) out[i] = convert_element<T>(value(i));
+        for (int64_t i = 0; i < shape.num_elements(); ++i)
+            out[i] = convert_element<T>(value(i));
     });
     return t;
 }
@@ -32,15 +35,21 @@ Tensor host_tensor(const Shape& shape, DType dtype, F value) {
 
 namespace detail {
 
-Tensor make_constant(const void* values, DType src_dtype, std::size_t count, const Shape& shape,
+Tensor make_constant(const void* values,
+                     DType src_dtype,
+                     std::size_t count,
+                     const Shape& shape,
                      std::optional<DType> dtype) {
     if (shape.num_elements() < 0) Tensor::empty(shape, src_dtype);  // throws its error
     const auto n = static_cast<std::size_t>(shape.num_elements());
     if (count != n && count != 1) {
-        throw errors::InvalidArgumentError(fmt::format(
-            "constant: {} values given for shape {}, which has {} elements (give exactly that many, "
-            "or one value to fill the shape)",
-            count, shape.str(), n));
+        throw errors::InvalidArgumentError(
+            fmt::format("constant: {} values given for shape {}, which has {} elements (give "
+                        "exactly that many, "
+                        "or one value to fill the shape)",
+                        count,
+                        shape.str(),
+                        n));
     }
     const std::size_t size = dtype_size(src_dtype);
     Tensor host = Tensor::empty(shape, src_dtype);
@@ -48,7 +57,8 @@ Tensor make_constant(const void* values, DType src_dtype, std::size_t count, con
     if (count == n) {
         if (n != 0) std::memcpy(dst, values, n * size);
     } else {
-        for (std::size_t i = 0; i < n; ++i) std::memcpy(dst + i * size, values, size);
+        for (std::size_t i = 0; i < n; ++i)
+            std::memcpy(dst + i * size, values, size);
     }
     if (dtype && *dtype != src_dtype) host = cast(host, *dtype);
     return on_default_device(host);
@@ -58,7 +68,9 @@ void throw_ragged(std::size_t expected, std::size_t got, int depth) {
     throw errors::InvalidArgumentError(fmt::format(
         "constant: non-rectangular initializer list: a list at depth {} has {} elements where {} "
         "were expected",
-        depth, got, expected));
+        depth,
+        got,
+        expected));
 }
 
 }  // namespace detail
@@ -67,9 +79,13 @@ Tensor fill(const Shape& shape, double value, DType dtype) {
     return apply(Op::fill, {}, {shape, dtype}, Attrs().set("value", value));
 }
 
-Tensor zeros(const Shape& shape, DType dtype) { return fill(shape, 0.0, dtype); }
+Tensor zeros(const Shape& shape, DType dtype) {
+    return fill(shape, 0.0, dtype);
+}
 
-Tensor ones(const Shape& shape, DType dtype) { return fill(shape, 1.0, dtype); }
+Tensor ones(const Shape& shape, DType dtype) {
+    return fill(shape, 1.0, dtype);
+}
 
 Tensor zeros_like(const Tensor& like) {
     const DeviceScope scope(like.device());
@@ -84,7 +100,8 @@ Tensor ones_like(const Tensor& like) {
 Tensor range(double start, double limit, double delta, DType dtype) {
     if (!std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta)) {
         throw errors::InvalidArgumentError(
-            fmt::format("start, limit and delta must be finite, got {}, {}, {}", start, limit, delta),
+            fmt::format(
+                "start, limit and delta must be finite, got {}, {}, {}", start, limit, delta),
             "Range");
     }
     if (is_integer(dtype)) {  // TensorFlow converts the arguments to the output type first
@@ -97,15 +114,17 @@ Tensor range(double start, double limit, double delta, DType dtype) {
     }
     if ((delta > 0 && start > limit) || (delta < 0 && start < limit)) {
         throw errors::InvalidArgumentError(
-            fmt::format("Requires start {} limit when delta {} 0: {}/{}", delta > 0 ? "<=" : ">=",
-                        delta > 0 ? ">" : "<", start, limit),
+            fmt::format("Requires start {} limit when delta {} 0: {}/{}",
+                        delta > 0 ? "<=" : ">=",
+                        delta > 0 ? ">" : "<",
+                        start,
+                        limit),
             "Range");
     }
     // (limit - start) / delta can overflow to inf (range(0, 1e300, 1e-300)).
     const int64_t n = checked_count(std::ceil(std::abs((limit - start) / delta)), "Range");
-    return on_default_device(host_tensor(Shape{n}, dtype, [&](int64_t i) {
-        return start + static_cast<double>(i) * delta;
-    }));
+    return on_default_device(host_tensor(
+        Shape{n}, dtype, [&](int64_t i) { return start + static_cast<double>(i) * delta; }));
 }
 
 Tensor linspace(double start, double stop, int64_t num, DType dtype) {
@@ -121,29 +140,45 @@ Tensor linspace(double start, double stop, int64_t num, DType dtype) {
 
 Tensor eye(int64_t n, DType dtype) {
     if (n < 0) {
-        throw errors::InvalidArgumentError(fmt::format("eye: num_rows must be >= 0, got {}", n), "Eye");
+        throw errors::InvalidArgumentError(fmt::format("eye: num_rows must be >= 0, got {}", n),
+                                           "Eye");
     }
     const Shape shape = op_shape({n, n}, "Eye");  // checks n * n
     return on_default_device(
         host_tensor(shape, dtype, [n](int64_t i) { return i / n == i % n ? 1.0 : 0.0; }));
 }
 
-Tensor one_hot(const Tensor& indices, int64_t depth, double on_value, double off_value,
-               int64_t axis, DType dtype) {
+Tensor one_hot(const Tensor& indices,
+               int64_t depth,
+               double on_value,
+               double off_value,
+               int64_t axis,
+               DType dtype) {
     if (!indices.defined()) op_fail(Op::one_hot, "indices is an undefined tensor");
     if (!is_integer(indices.dtype())) {
-        op_fail(Op::one_hot, "indices must be int32, int64 or uint8, got {}", dtype_name(indices.dtype()));
+        op_fail(Op::one_hot,
+                "indices must be int32, int64 or uint8, got {}",
+                dtype_name(indices.dtype()));
     }
     if (depth < 0) op_fail(Op::one_hot, "depth must be non-negative, got: {}", depth);
     const int64_t rank = indices.rank();
     if (axis < -1 || axis > rank) {
-        op_fail(Op::one_hot, "Expected axis to be -1 or between [0, {}).  But received: {}", rank + 1, axis);
+        op_fail(Op::one_hot,
+                "Expected axis to be -1 or between [0, {}).  But received: {}",
+                rank + 1,
+                axis);
     }
     const int64_t where = axis == -1 ? rank : axis;
     std::vector<int64_t> dims = indices.shape().dims();
     dims.insert(dims.begin() + where, depth);
-    return apply(Op::one_hot, {indices}, {op_shape(dims, op_type(Op::one_hot)), dtype},
-                 Attrs().set("depth", depth).set("axis", where).set("on_value", on_value).set("off_value", off_value));
+    return apply(Op::one_hot,
+                 {indices},
+                 {op_shape(dims, op_type(Op::one_hot)), dtype},
+                 Attrs()
+                     .set("depth", depth)
+                     .set("axis", where)
+                     .set("on_value", on_value)
+                     .set("off_value", off_value));
 }
 
 Tensor identity(const Tensor& x) {
@@ -156,7 +191,8 @@ namespace {
 const OpDef kCreationOps[] = {
     {Op::identity, Save::nothing, [](const GradCtx& c) -> Grads { return {c.grad()}; }, kBatchable},
     // Cast: the gradient casts back when both dtypes are floating; integer casts cut the graph.
-    {Op::cast, Save::nothing,
+    {Op::cast,
+     Save::nothing,
      [](const GradCtx& c) -> Grads {
          const DType from = c.in_meta[0].dtype;
          if (!is_floating(from) || !is_floating(c.out_meta[0].dtype)) return {Gradient()};
@@ -169,7 +205,9 @@ const OpDef kCreationOps[] = {
 
 }  // namespace
 
-std::span<const OpDef> creation_op_defs() { return kCreationOps; }
+std::span<const OpDef> creation_op_defs() {
+    return kCreationOps;
+}
 
 Tensor cast(const Tensor& x, DType dtype) {
     if (!x.defined()) op_fail(Op::cast, "input is an undefined tensor");

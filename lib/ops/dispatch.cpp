@@ -13,7 +13,8 @@ void KernelRegistry::add(Op op, DeviceType device, KernelFn fn, DTypeSet dtypes)
     if (entry.fn != nullptr) {
         throw errors::InternalError(fmt::format(
             "two kernels registered for op '{}' on device type {}; this is a tapeflow bug",
-            op_name(op), static_cast<int>(device)));
+            op_name(op),
+            static_cast<int>(device)));
     }
     entry = {fn, dtypes};
 }
@@ -31,7 +32,9 @@ KernelFn KernelRegistry::find(Op op, Device device, DType dtype) const {
     }
     if (entry.fn == nullptr || !entry.dtypes.contains(dtype)) {
         throw errors::UnimplementedError(
-            fmt::format("No kernel for op '{}' on {} with dtype {}{}", op_name(op), device.str(),
+            fmt::format("No kernel for op '{}' on {} with dtype {}{}",
+                        op_name(op),
+                        device.str(),
                         dtype_name(dtype),
                         entry.fn == nullptr ? " (the op has no kernel on this device type)"
                                             : " (the kernel does not support this dtype)"),

@@ -34,7 +34,8 @@ class DTypeSet {
 public:
     constexpr DTypeSet() = default;
     constexpr DTypeSet(std::initializer_list<DType> dtypes) {
-        for (DType d : dtypes) bits_ |= 1U << static_cast<unsigned>(d);
+        for (DType d : dtypes)
+            bits_ |= 1U << static_cast<unsigned>(d);
     }
     constexpr bool contains(DType d) const { return (bits_ >> static_cast<unsigned>(d)) & 1U; }
     constexpr DTypeSet operator|(DTypeSet other) const {
@@ -47,7 +48,8 @@ private:
     uint32_t bits_ = 0;
 };
 
-inline constexpr DTypeSet kFloatTypes{DType::float32, DType::float64, DType::float16, DType::bfloat16};
+inline constexpr DTypeSet kFloatTypes{
+    DType::float32, DType::float64, DType::float16, DType::bfloat16};
 inline constexpr DTypeSet kIntTypes{DType::int32, DType::int64, DType::uint8};
 inline constexpr DTypeSet kAllTypes = kFloatTypes | kIntTypes | DTypeSet{DType::bool_};
 

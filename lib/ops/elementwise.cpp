@@ -373,39 +373,27 @@ const OpDef kElementwiseOps[] = {
     {Op::add_n, Save::nothing, add_n_grad, kBatchable},
     {Op::negative,
      Save::nothing,
-     [](const GradCtx& c) -> Grads {
-         return {negative(c.grad())};
-     },
+     [](const GradCtx& c) -> Grads { return {negative(c.grad())}; },
      kBatchable},
     {Op::abs,
      Save::inputs,  // |x|' = sign(x)
-     [](const GradCtx& c) -> Grads {
-         return {multiply(c.grad(), sign(c.in[0]))};
-     },
+     [](const GradCtx& c) -> Grads { return {multiply(c.grad(), sign(c.in[0]))}; },
      kBatchable},
     {Op::sign,
      Save::nothing,  // TF gives zeros, not None
-     [](const GradCtx& c) -> Grads {
-         return {zeros_like(c.grad())};
-     },
+     [](const GradCtx& c) -> Grads { return {zeros_like(c.grad())}; },
      kBatchable},
     {Op::exp,
      Save::output,  // (e^x)' = e^x
-     [](const GradCtx& c) -> Grads {
-         return {multiply(c.grad(), c.out[0])};
-     },
+     [](const GradCtx& c) -> Grads { return {multiply(c.grad(), c.out[0])}; },
      kBatchable},
     {Op::expm1,
      Save::inputs,  // (e^x - 1)' = e^x
-     [](const GradCtx& c) -> Grads {
-         return {multiply(c.grad(), exp(c.in[0]))};
-     },
+     [](const GradCtx& c) -> Grads { return {multiply(c.grad(), exp(c.in[0]))}; },
      kBatchable},
     {Op::log,
      Save::inputs,  // (ln x)' = 1/x
-     [](const GradCtx& c) -> Grads {
-         return {multiply(c.grad(), reciprocal(c.in[0]))};
-     },
+     [](const GradCtx& c) -> Grads { return {multiply(c.grad(), reciprocal(c.in[0]))}; },
      kBatchable},
     {Op::log1p,
      Save::inputs,  // ln(1+x)' = 1/(1+x)
@@ -437,15 +425,11 @@ const OpDef kElementwiseOps[] = {
      kBatchable},
     {Op::sin,
      Save::inputs,  // sin' = cos
-     [](const GradCtx& c) -> Grads {
-         return {multiply(c.grad(), cos(c.in[0]))};
-     },
+     [](const GradCtx& c) -> Grads { return {multiply(c.grad(), cos(c.in[0]))}; },
      kBatchable},
     {Op::cos,
      Save::inputs,  // cos' = -sin
-     [](const GradCtx& c) -> Grads {
-         return {multiply(negative(c.grad()), sin(c.in[0]))};
-     },
+     [](const GradCtx& c) -> Grads { return {multiply(negative(c.grad()), sin(c.in[0]))}; },
      kBatchable},
     {Op::tanh,
      Save::output,  // tanh' = 1 - y^2

@@ -32,7 +32,9 @@ Tensor matmul_impl(const Tensor& a, const Tensor& b, bool transpose_a, bool tran
         op_fail(op,
                 "cannot compute {} as input #1(zero-based) was expected to be a {} tensor but is a "
                 "{} tensor",
-                op_type(op), tf_type_name(a.dtype()), tf_type_name(b.dtype()));
+                op_type(op),
+                tf_type_name(a.dtype()),
+                tf_type_name(b.dtype()));
     }
     for (int i = 0; i < 2; ++i) {
         const Tensor& t = i == 0 ? a : b;
@@ -45,7 +47,9 @@ Tensor matmul_impl(const Tensor& a, const Tensor& b, bool transpose_a, bool tran
     const int64_t k_b = b.shape()[transpose_b ? -1 : -2];
     const int64_t n = b.shape()[transpose_b ? -2 : -1];
     if (k != k_b) {
-        op_fail(op, "Matrix size-incompatible: In[0]: {}, In[1]: {}", a.shape().debug_string(),
+        op_fail(op,
+                "Matrix size-incompatible: In[0]: {}, In[1]: {}",
+                a.shape().debug_string(),
                 b.shape().debug_string());
     }
     std::vector<int64_t> dims;
@@ -57,8 +61,10 @@ Tensor matmul_impl(const Tensor& a, const Tensor& b, bool transpose_a, bool tran
         try {
             dims = broadcast_shapes(sa, sb).dims();
         } catch (const errors::InvalidArgumentError&) {
-            op_fail(op, "In[0] and In[1] must have compatible batch dimensions: {} vs. {}",
-                    a.shape().debug_string(), b.shape().debug_string());
+            op_fail(op,
+                    "In[0] and In[1] must have compatible batch dimensions: {} vs. {}",
+                    a.shape().debug_string(),
+                    b.shape().debug_string());
         }
         attrs.set("adj_x", transpose_a).set("adj_y", transpose_b);
     } else {
@@ -93,7 +99,9 @@ const OpDef kLinalgOps[] = {
 
 }  // namespace
 
-std::span<const OpDef> linalg_op_defs() { return kLinalgOps; }
+std::span<const OpDef> linalg_op_defs() {
+    return kLinalgOps;
+}
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b) {
     return matmul_impl(a, b, transpose_a, transpose_b);

@@ -141,8 +141,8 @@ const OpDef kActivationOps[] = {
          const Tensor& x = c.in[0];
          const Tensor z = multiply(x, scalar_like(x, kSqrtHalf));
          const Tensor cdf = multiply(scalar_like(x, 0.5), add(scalar_like(x, 1), erf(z)));
-         const Tensor pdf = multiply(scalar_like(x, kInvSqrt2Pi),
-                                     exp(multiply(scalar_like(x, -0.5), square(x))));
+         const Tensor pdf =
+             multiply(scalar_like(x, kInvSqrt2Pi), exp(multiply(scalar_like(x, -0.5), square(x))));
          return {multiply(c.grad(), add(cdf, multiply(x, pdf)))};
      },
      kBatchable},
@@ -154,8 +154,8 @@ const OpDef kActivationOps[] = {
          const Tensor t = tanh(multiply(scalar_like(x, kGeluK),
                                         add(x, multiply(scalar_like(x, kGeluA), multiply(x2, x)))));
          const Tensor one = scalar_like(x, 1);
-         const Tensor dinner = multiply(scalar_like(x, kGeluK),
-                                        add(one, multiply(scalar_like(x, 3 * kGeluA), x2)));
+         const Tensor dinner =
+             multiply(scalar_like(x, kGeluK), add(one, multiply(scalar_like(x, 3 * kGeluA), x2)));
          const Tensor d = add(add(one, t), multiply(multiply(x, subtract(one, square(t))), dinner));
          return {multiply(c.grad(), multiply(scalar_like(x, 0.5), d))};
      },

@@ -24,8 +24,8 @@ void check_float(Op op, const Tensor& x, std::string_view what) {
     }
 }
 
-void check_same_dtype(Op op, const Tensor& a, const Tensor& b, std::string_view a_name,
-                      std::string_view b_name) {
+void check_same_dtype(
+    Op op, const Tensor& a, const Tensor& b, std::string_view a_name, std::string_view b_name) {
     if (a.dtype() != b.dtype()) {
         op_fail(op,
                 "{} and {} must have the same dtype: {} vs. {}",
@@ -74,8 +74,15 @@ std::array<int64_t, 2> spatial_pair(Op op, const Ints& v, std::string_view name,
 namespace {
 
 // One spatial dimension: output size and (before, after) padding.
-void windowed_size(Op op, int64_t in, int64_t k, int64_t d, int64_t s, std::string_view padding,
-                   int64_t& out, int64_t& before, int64_t& after) {
+void windowed_size(Op op,
+                   int64_t in,
+                   int64_t k,
+                   int64_t d,
+                   int64_t s,
+                   std::string_view padding,
+                   int64_t& out,
+                   int64_t& before,
+                   int64_t& after) {
     // Window sizes, dilations and strides are positive but unbounded: every step is checked.
     const std::string_view type = op_type(op);
     const int64_t eff = checked_dim_add(checked_dim_mul(k - 1, d, type), 1, type);
@@ -114,12 +121,15 @@ void set_padding(Op op, Window2d& win, std::string_view padding) {
 
 void set_explicit_padding(Op op, Window2d& win, const Paddings& pads, bool nchw) {
     if (pads.size() != 4) {
-        op_fail(op, "explicit padding must have one (before, after) pair per input dimension "
-                    "(4), got {}", pads.size());
+        op_fail(op,
+                "explicit padding must have one (before, after) pair per input dimension "
+                "(4), got {}",
+                pads.size());
     }
     const std::size_t hd = nchw ? 2 : 1;
     const std::size_t cd = nchw ? 1 : 3;
-    if (pads[0] != std::pair<int64_t, int64_t>{0, 0} || pads[cd] != std::pair<int64_t, int64_t>{0, 0}) {
+    if (pads[0] != std::pair<int64_t, int64_t>{0, 0} ||
+        pads[cd] != std::pair<int64_t, int64_t>{0, 0}) {
         op_fail(op, "Nonzero explicit padding in the batch or depth dimensions is not supported");
     }
     for (const auto& [b, a] : pads) {
@@ -133,7 +143,8 @@ void set_explicit_padding(Op op, Window2d& win, const Paddings& pads, bool nchw)
     const int64_t eff_w = (win.kw - 1) * win.dw + 1;
     win.oh = (win.h + win.pad_top + win.pad_bottom - eff_h) / win.sh + 1;
     win.ow = (win.w + win.pad_left + win.pad_right - eff_w) / win.sw + 1;
-    if (win.h + win.pad_top + win.pad_bottom < eff_h || win.w + win.pad_left + win.pad_right < eff_w) {
+    if (win.h + win.pad_top + win.pad_bottom < eff_h ||
+        win.w + win.pad_left + win.pad_right < eff_w) {
         op_fail(op,
                 "Computed output size would be negative: the padded input [{}, {}] is smaller "
                 "than the effective filter [{}, {}]",

@@ -19,8 +19,8 @@ void check_defined(Op op, const Tensor& x, std::string_view what);
 /// InvalidArgumentError unless `x` has a floating dtype (TensorFlow's "Value for attr 'T'" error).
 void check_float(Op op, const Tensor& x, std::string_view what);
 /// InvalidArgumentError unless b has a's dtype.
-void check_same_dtype(Op op, const Tensor& a, const Tensor& b, std::string_view a_name,
-                      std::string_view b_name);
+void check_same_dtype(
+    Op op, const Tensor& a, const Tensor& b, std::string_view a_name, std::string_view b_name);
 
 /// Where the spatial and channel dimensions are: "NHWC" or "NCHW" (InvalidArgumentError else).
 bool is_nchw(Op op, std::string_view data_format);

@@ -75,21 +75,27 @@ std::pair<Tensor, Tensor> moments(const Tensor& x, Axes axes, bool keepdims) {
     return {mean, variance};
 }
 
-Tensor batch_normalization(const Tensor& x, const Tensor& mean, const Tensor& variance,
-                           const Tensor& offset, const Tensor& scale, double variance_epsilon) {
+Tensor batch_normalization(const Tensor& x,
+                           const Tensor& mean,
+                           const Tensor& variance,
+                           const Tensor& offset,
+                           const Tensor& scale,
+                           double variance_epsilon) {
     nn_detail::check_float(Op::rsqrt, x, "x");
     nn_detail::check_float(Op::rsqrt, mean, "mean");
     nn_detail::check_float(Op::rsqrt, variance, "variance");
-    // TF nn_impl.batch_normalization: x * inv + (offset - mean * inv), inv = rsqrt(var + eps) scale.
+    // TF nn_impl.batch_normalization: x * inv + (offset - mean * inv), inv = rsqrt(var + eps)
+    // scale.
     Tensor inv = rsqrt(add(variance, scalar_like(variance, variance_epsilon)));
     if (scale.defined()) inv = multiply(inv, scale);
-    const Tensor shift = offset.defined() ? subtract(offset, multiply(mean, inv))
-                                          : negative(multiply(mean, inv));
+    const Tensor shift =
+        offset.defined() ? subtract(offset, multiply(mean, inv)) : negative(multiply(mean, inv));
     return add(multiply(x, inv), shift);
 }
 
 Tensor dropout(const Tensor& x, double rate, std::optional<uint64_t> seed) {
-    if (!x.defined()) throw errors::InvalidArgumentError("dropout: x is an undefined tensor", "dropout");
+    if (!x.defined())
+        throw errors::InvalidArgumentError("dropout: x is an undefined tensor", "dropout");
     if (!is_floating(x.dtype())) {
         throw errors::InvalidArgumentError(
             fmt::format("x has to be a floating point tensor since it's going to be scaled. Got "

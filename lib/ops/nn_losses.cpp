@@ -29,15 +29,14 @@ Shape without_last(const Shape& s) {
 void check_label_range(const Tensor& labels, int64_t num_classes) {
     if (!labels.device().is_cpu() || labels.num_elements() == 0) return;
     const std::vector<int64_t> values = labels.to_vector<int64_t>();
-    const bool bad = std::any_of(values.begin(), values.end(), [&](int64_t v) {
-        return v < 0 || v >= num_classes;
-    });
+    const bool bad = std::any_of(
+        values.begin(), values.end(), [&](int64_t v) { return v < 0 || v >= num_classes; });
     if (!bad) return;
-    const auto first = *std::find_if(values.begin(), values.end(), [&](int64_t v) {
-        return v < 0 || v >= num_classes;
-    });
+    const auto first = *std::find_if(
+        values.begin(), values.end(), [&](int64_t v) { return v < 0 || v >= num_classes; });
     std::string listed;
-    for (const int64_t v : values) listed += (listed.empty() ? "" : " ") + std::to_string(v);
+    for (const int64_t v : values)
+        listed += (listed.empty() ? "" : " ") + std::to_string(v);
     op_fail(Op::sparse_softmax_xent,
             "Received a label value of {} which is outside the valid range of [0, {}).  Label "
             "values: {}",
@@ -47,7 +46,8 @@ void check_label_range(const Tensor& labels, int64_t num_classes) {
 }
 
 Tensor sparse_xent_grad(const Tensor& logits, const Tensor& labels) {
-    return apply(Op::sparse_xent_grad, {logits, labels}, OutputSpec{logits.shape(), logits.dtype()});
+    return apply(
+        Op::sparse_xent_grad, {logits, labels}, OutputSpec{logits.shape(), logits.dtype()});
 }
 
 // Batchable: g enters through expand_dims(g, -1) and broadcasting, or a reduction at axis -1.
@@ -101,7 +101,8 @@ Tensor softmax_cross_entropy_with_logits(const Tensor& labels, const Tensor& log
     if (rank == 0) op_fail(op, "logits must have >= 1 dimension, got []");
     const int64_t a = normalize_axis(axis, rank, op_type(op));
     if (a == rank - 1) {
-        return apply(op, {logits, labels}, OutputSpec{without_last(logits.shape()), logits.dtype()});
+        return apply(
+            op, {logits, labels}, OutputSpec{without_last(logits.shape()), logits.dtype()});
     }
     // The class axis goes last (TensorFlow transposes the same way).
     std::vector<int64_t> perm(static_cast<std::size_t>(rank));
@@ -166,7 +167,8 @@ namespace losses {
 Tensor mean_squared_error(const Tensor& labels, const Tensor& predictions) {
     check_float(Op::squared_difference, predictions, "predictions");
     nn_detail::check_defined(Op::squared_difference, labels, "labels");
-    const Tensor z = labels.dtype() == predictions.dtype() ? labels : cast(labels, predictions.dtype());
+    const Tensor z =
+        labels.dtype() == predictions.dtype() ? labels : cast(labels, predictions.dtype());
     return reduce_mean(squared_difference(predictions, z));
 }
 

@@ -21,12 +21,20 @@ constexpr std::array<OpInfo, kNumOps> kOpInfo{{
 
 }  // namespace
 
-std::string_view op_name(Op op) { return kOpInfo[static_cast<std::size_t>(op)].name; }
+std::string_view op_name(Op op) {
+    return kOpInfo[static_cast<std::size_t>(op)].name;
+}
 
-std::string_view op_type(Op op) { return kOpInfo[static_cast<std::size_t>(op)].type; }
+std::string_view op_type(Op op) {
+    return kOpInfo[static_cast<std::size_t>(op)].type;
+}
 
-int op_arity(Op op) { return kOpInfo[static_cast<std::size_t>(op)].arity; }
+int op_arity(Op op) {
+    return kOpInfo[static_cast<std::size_t>(op)].arity;
+}
 
-DispatchOn op_dispatch(Op op) { return kOpInfo[static_cast<std::size_t>(op)].dispatch; }
+DispatchOn op_dispatch(Op op) {
+    return kOpInfo[static_cast<std::size_t>(op)].dispatch;
+}
 
 }  // namespace tapeflow

@@ -1,5 +1,6 @@
 // The gradient table: one OpDef row per op, collected from the family files. Every op in
-// op_list.def must have exactly one row (checked when the table is built and by tests/ops/test_registry.cpp).
+// op_list.def must have exactly one row (checked when the table is built and by
+// tests/ops/test_registry.cpp).
 #include "ops/op_def.hpp"
 
 #include <array>

@@ -75,7 +75,8 @@ struct OpDef {
 /// Spelled at the end of a row: `{Op::exp, Save::output, exp_grad, kBatchable}`.
 inline constexpr bool kBatchable = true;
 
-/// The row of `op`; InternalError when the op has none (tests/ops/test_registry.cpp checks every op has one).
+/// The row of `op`; InternalError when the op has none (tests/ops/test_registry.cpp checks every op
+/// has one).
 const OpDef& op_def(Op op);
 
 }  // namespace tapeflow

@@ -10,31 +10,43 @@
 
 namespace tapeflow {
 
-std::span<const OpDef> creation_op_defs();     // ops/creation.cpp
-std::span<const OpDef> random_op_defs();       // ops/random_ops.cpp
-std::span<const OpDef> tape_op_defs();         // autograd/tape_ops.cpp
-std::span<const OpDef> elementwise_op_defs();  // ops/elementwise.cpp
-std::span<const OpDef> reduce_op_defs();       // ops/reduce.cpp
-std::span<const OpDef> linalg_op_defs();       // ops/linalg.cpp
-std::span<const OpDef> array_op_defs();        // ops/array_ops.cpp
-std::span<const OpDef> slicing_op_defs();       // ops/slicing.cpp
+std::span<const OpDef> creation_op_defs();        // ops/creation.cpp
+std::span<const OpDef> random_op_defs();          // ops/random_ops.cpp
+std::span<const OpDef> tape_op_defs();            // autograd/tape_ops.cpp
+std::span<const OpDef> elementwise_op_defs();     // ops/elementwise.cpp
+std::span<const OpDef> reduce_op_defs();          // ops/reduce.cpp
+std::span<const OpDef> linalg_op_defs();          // ops/linalg.cpp
+std::span<const OpDef> array_op_defs();           // ops/array_ops.cpp
+std::span<const OpDef> slicing_op_defs();         // ops/slicing.cpp
 std::span<const OpDef> gather_scatter_op_defs();  // ops/gather_scatter.cpp
-std::span<const OpDef> nn_activation_op_defs();  // ops/nn_activations.cpp
-std::span<const OpDef> nn_loss_op_defs();        // ops/nn_losses.cpp
-std::span<const OpDef> nn_layer_op_defs();       // ops/nn_layers.cpp
-std::span<const OpDef> conv_op_defs();           // ops/conv.cpp
-std::span<const OpDef> pool_op_defs();           // ops/pooling.cpp
-std::span<const OpDef> training_op_defs();       // ops/training_ops.cpp
-std::span<const OpDef> sort_op_defs();           // ops/sort.cpp
-std::span<const OpDef> layer_norm_op_defs();     // ops/layer_norm.cpp
-std::span<const OpDef> attention_op_defs();      // ops/attention.cpp
+std::span<const OpDef> nn_activation_op_defs();   // ops/nn_activations.cpp
+std::span<const OpDef> nn_loss_op_defs();         // ops/nn_losses.cpp
+std::span<const OpDef> nn_layer_op_defs();        // ops/nn_layers.cpp
+std::span<const OpDef> conv_op_defs();            // ops/conv.cpp
+std::span<const OpDef> pool_op_defs();            // ops/pooling.cpp
+std::span<const OpDef> training_op_defs();        // ops/training_ops.cpp
+std::span<const OpDef> sort_op_defs();            // ops/sort.cpp
+std::span<const OpDef> layer_norm_op_defs();      // ops/layer_norm.cpp
+std::span<const OpDef> attention_op_defs();       // ops/attention.cpp
 
 inline std::array<std::span<const OpDef>, 18> all_op_defs() {
-    return {creation_op_defs(), random_op_defs(), tape_op_defs(),  elementwise_op_defs(),
-            reduce_op_defs(),   linalg_op_defs(), array_op_defs(), slicing_op_defs(),
+    return {creation_op_defs(),
+            random_op_defs(),
+            tape_op_defs(),
+            elementwise_op_defs(),
+            reduce_op_defs(),
+            linalg_op_defs(),
+            array_op_defs(),
+            slicing_op_defs(),
             gather_scatter_op_defs(),
-            nn_activation_op_defs(), nn_loss_op_defs(), nn_layer_op_defs(), conv_op_defs(),
-            pool_op_defs(), training_op_defs(), sort_op_defs(), layer_norm_op_defs(),
+            nn_activation_op_defs(),
+            nn_loss_op_defs(),
+            nn_layer_op_defs(),
+            conv_op_defs(),
+            pool_op_defs(),
+            training_op_defs(),
+            sort_op_defs(),
+            layer_norm_op_defs(),
             attention_op_defs()};
 }
 

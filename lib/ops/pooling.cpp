@@ -17,7 +17,8 @@ using nn_detail::Window2d;
 
 Tensor avg_pool_op(const Tensor& x, const Attrs& attrs) {
     const Window2d win = nn_detail::window_from(x.shape(), attrs);
-    return apply(Op::avg_pool, {x}, OutputSpec{Shape{win.n, win.oh, win.ow, win.c}, x.dtype()}, attrs);
+    return apply(
+        Op::avg_pool, {x}, OutputSpec{Shape{win.n, win.oh, win.ow, win.c}, x.dtype()}, attrs);
 }
 
 Tensor avg_pool_grad(const Tensor& g, const Shape& x_shape, const Attrs& attrs) {
@@ -29,20 +30,28 @@ const OpDef kPoolOps[] = {
      Save::output,  // g goes to each window's (first) maximum
      [](const GradCtx& c) -> Grads {
          const Shape& xs = c.in_meta[0].shape;
-         const Tensor flat = unsorted_segment_sum(reshape(c.grad(), {-1}),
-                                                  reshape(c.out[1], {-1}), xs.num_elements());
+         const Tensor flat = unsorted_segment_sum(
+             reshape(c.grad(), {-1}), reshape(c.out[1], {-1}), xs.num_elements());
          return {reshape(flat, xs)};
      }},
     {Op::avg_pool,
      Save::nothing,  // g / count spread over each window's non-padding cells
-     [](const GradCtx& c) -> Grads { return {avg_pool_grad(c.grad(), c.in_meta[0].shape, c.attrs)}; }},
+     [](const GradCtx& c) -> Grads {
+         return {avg_pool_grad(c.grad(), c.in_meta[0].shape, c.attrs)};
+     }},
     {Op::avg_pool_grad,
      Save::nothing,  // linear: its gradient is AvgPool
-     [](const GradCtx& c) -> Grads { return {avg_pool_op(c.grad(), c.attrs)}; }},
+     [](const GradCtx& c) -> Grads {
+         return {avg_pool_op(c.grad(), c.attrs)};
+     }},
 };
 
-Tensor pool(Op op, const Tensor& input, const Ints& ksize, const Ints& strides,
-            std::string_view padding, std::string_view data_format) {
+Tensor pool(Op op,
+            const Tensor& input,
+            const Ints& ksize,
+            const Ints& strides,
+            std::string_view padding,
+            std::string_view data_format) {
     nn_detail::check_float(op, input, "input");
     const bool nchw = nn_detail::is_nchw(op, data_format);
     const Shape& is = input.shape();
@@ -81,13 +90,19 @@ std::span<const OpDef> pool_op_defs() {
 
 namespace nn {
 
-Tensor max_pool2d(const Tensor& input, const Ints& ksize, const Ints& strides,
-                  std::string_view padding, std::string_view data_format) {
+Tensor max_pool2d(const Tensor& input,
+                  const Ints& ksize,
+                  const Ints& strides,
+                  std::string_view padding,
+                  std::string_view data_format) {
     return pool(Op::max_pool, input, ksize, strides, padding, data_format);
 }
 
-Tensor avg_pool2d(const Tensor& input, const Ints& ksize, const Ints& strides,
-                  std::string_view padding, std::string_view data_format) {
+Tensor avg_pool2d(const Tensor& input,
+                  const Ints& ksize,
+                  const Ints& strides,
+                  std::string_view padding,
+                  std::string_view data_format) {
     return pool(Op::avg_pool, input, ksize, strides, padding, data_format);
 }
 

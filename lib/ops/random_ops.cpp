@@ -1,16 +1,16 @@
 // tf::random: seed resolution (TensorFlow 2 eager's global seed + op seed rules), the blocks each
 // call reserves, and the random ops. The kernels only see the seed pair and the generator offset;
 // every rule about seeds lives here.
-#include <tapeflow/random.hpp>
-
 #include <map>
 #include <mutex>
 #include <random>
 #include <utility>
 
+#include <tapeflow/random.hpp>
+
+#include "kernels/shared/python_random.hpp"
 #include "ops/apply.hpp"
 #include "ops/op_families.hpp"
-#include "kernels/shared/python_random.hpp"
 
 namespace tapeflow::random {
 namespace {
@@ -31,8 +31,8 @@ struct KernelKey {
 struct SeedState {
     std::mutex mutex;
     std::optional<uint64_t> global_seed;
-    random_detail::PythonRandom op_seeds;           // the eager context's random.Random(global seed)
-    std::map<KernelKey, uint64_t> reserved;         // blocks each kernel has handed out
+    random_detail::PythonRandom op_seeds;    // the eager context's random.Random(global seed)
+    std::map<KernelKey, uint64_t> reserved;  // blocks each kernel has handed out
 };
 
 SeedState& state() {
@@ -73,12 +73,14 @@ Attrs next_stream(Op op, DType dtype, std::optional<uint64_t> op_seed, uint64_t 
 }
 
 Attrs next_stream(Op op, const Shape& shape, DType dtype, std::optional<uint64_t> seed) {
-    return next_stream(op, dtype, seed, static_cast<uint64_t>(shape.num_elements()) * kBlocksPerOutput);
+    return next_stream(
+        op, dtype, seed, static_cast<uint64_t>(shape.num_elements()) * kBlocksPerOutput);
 }
 
 void check_float(Op op, DType dtype) {
     if (!is_floating(dtype)) {
-        op_fail(op, "dtype must be a floating type (float16, bfloat16, float32, float64), got {}",
+        op_fail(op,
+                "dtype must be a floating type (float16, bfloat16, float32, float64), got {}",
                 dtype_name(dtype));
     }
 }
@@ -103,44 +105,60 @@ std::optional<uint64_t> get_global_seed() {
     return s.global_seed;
 }
 
-Tensor normal(const Shape& shape, double mean, double stddev, DType dtype,
-              std::optional<uint64_t> seed) {
+Tensor normal(
+    const Shape& shape, double mean, double stddev, DType dtype, std::optional<uint64_t> seed) {
     check_float(Op::random_normal, dtype);
     check_stddev(Op::random_normal, stddev);
-    return apply(Op::random_normal, {}, {shape, dtype},
-                 next_stream(Op::random_normal, shape, dtype, seed).set("mean", mean).set("stddev", stddev));
+    return apply(
+        Op::random_normal,
+        {},
+        {shape, dtype},
+        next_stream(Op::random_normal, shape, dtype, seed).set("mean", mean).set("stddev", stddev));
 }
 
-Tensor truncated_normal(const Shape& shape, double mean, double stddev, DType dtype,
-                        std::optional<uint64_t> seed) {
+Tensor truncated_normal(
+    const Shape& shape, double mean, double stddev, DType dtype, std::optional<uint64_t> seed) {
     check_float(Op::truncated_normal, dtype);
     check_stddev(Op::truncated_normal, stddev);
-    return apply(Op::truncated_normal, {}, {shape, dtype},
-                 next_stream(Op::truncated_normal, shape, dtype, seed).set("mean", mean).set("stddev", stddev));
+    return apply(Op::truncated_normal,
+                 {},
+                 {shape, dtype},
+                 next_stream(Op::truncated_normal, shape, dtype, seed)
+                     .set("mean", mean)
+                     .set("stddev", stddev));
 }
 
-Tensor uniform(const Shape& shape, double minval, double maxval, DType dtype,
-               std::optional<uint64_t> seed) {
+Tensor uniform(
+    const Shape& shape, double minval, double maxval, DType dtype, std::optional<uint64_t> seed) {
     if (dtype == DType::int32 || dtype == DType::int64) {
         if (!(minval < maxval)) {
             op_fail(Op::random_uniform, "Need minval < maxval: {} >= {}", minval, maxval);
         }
     } else if (!is_floating(dtype)) {
         op_fail(Op::random_uniform,
-                "dtype must be a floating type, int32 or int64, got {}", dtype_name(dtype));
+                "dtype must be a floating type, int32 or int64, got {}",
+                dtype_name(dtype));
     } else if (!(minval <= maxval)) {
         op_fail(Op::random_uniform, "Need minval <= maxval: {} > {}", minval, maxval);
     }
-    return apply(Op::random_uniform, {}, {shape, dtype},
-                 next_stream(Op::random_uniform, shape, dtype, seed).set("minval", minval).set("maxval", maxval));
+    return apply(Op::random_uniform,
+                 {},
+                 {shape, dtype},
+                 next_stream(Op::random_uniform, shape, dtype, seed)
+                     .set("minval", minval)
+                     .set("maxval", maxval));
 }
 
 Tensor shuffle(const Tensor& value, std::optional<uint64_t> seed) {
     if (!value.defined()) op_fail(Op::random_shuffle, "value is an undefined tensor");
-    // TensorFlow's RandomShuffle reserves one word per swap, and nothing when there is nothing to move
+    // TensorFlow's RandomShuffle reserves one word per swap, and nothing when there is nothing to
+    // move
     const int64_t rows = value.rank() == 0 ? 1 : value.shape()[0];
-    const uint64_t blocks = value.num_elements() <= 1 || rows <= 1 ? 0 : (static_cast<uint64_t>(rows) + 2) / 4;
-    return apply(Op::random_shuffle, {value}, {value.shape(), value.dtype()},
+    const uint64_t blocks =
+        value.num_elements() <= 1 || rows <= 1 ? 0 : (static_cast<uint64_t>(rows) + 2) / 4;
+    return apply(Op::random_shuffle,
+                 {value},
+                 {value.shape(), value.dtype()},
                  next_stream(Op::random_shuffle, value.dtype(), seed, blocks));
 }
 
@@ -157,6 +175,8 @@ const OpDef kRandomOps[] = {
 };
 }  // namespace
 
-std::span<const OpDef> random_op_defs() { return kRandomOps; }
+std::span<const OpDef> random_op_defs() {
+    return kRandomOps;
+}
 
 }  // namespace tapeflow

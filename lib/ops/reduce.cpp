@@ -68,7 +68,8 @@ Tensor reduce(Op op, const Tensor& x, const Axes& axis, bool keepdims) {
     std::vector<int64_t> axes = reduction_axes(op, axis, x.rank());
     Shape out_shape = reduced_shape(x.shape(), axes, keepdims);
     bool trivial = true;
-    for (const int64_t a : axes) trivial = trivial && x.shape()[a] == 1;
+    for (const int64_t a : axes)
+        trivial = trivial && x.shape()[a] == 1;
     Attrs attrs = Attrs().set("axes", std::move(axes)).set("keep_dims", keepdims);
     if (trivial) {
         kernel_registry().find(op, x.device(), x.dtype());  // still only the dtypes the op takes
@@ -87,14 +88,16 @@ Tensor broadcast_back(const Tensor& grad, const Shape& in_shape, const std::vect
 
 int64_t reduced_count(const Shape& in_shape, const std::vector<int64_t>& axes) {
     int64_t count = 1;
-    for (const int64_t a : axes) count *= in_shape.dims()[static_cast<std::size_t>(a)];
+    for (const int64_t a : axes)
+        count *= in_shape.dims()[static_cast<std::size_t>(a)];
     return count;
 }
 
 // The reduced axes counted in the (possibly batched) gradient (NOTE [Vectorized jacobians]).
 std::vector<int64_t> batched_axes(const GradCtx& c) {
     std::vector<int64_t> axes = axes_of(c);
-    for (int64_t& a : axes) a = c.batched_axis(a);
+    for (int64_t& a : axes)
+        a = c.batched_axis(a);
     return axes;
 }
 
@@ -163,8 +166,10 @@ Grads prod_grad(const GradCtx& c) {
 
 // Cumsum: the gradient sums the upstream gradient the other way (same exclusive flag).
 Grads cumsum_grad(const GradCtx& c) {
-    return {cumsum(c.grad(), c.batched_axis(c.attrs.get<int64_t>("axis")),
-                   c.attrs.get<bool>("exclusive"), !c.attrs.get<bool>("reverse"))};
+    return {cumsum(c.grad(),
+                   c.batched_axis(c.attrs.get<int64_t>("axis")),
+                   c.attrs.get<bool>("exclusive"),
+                   !c.attrs.get<bool>("reverse"))};
 }
 
 // Cumprod (TensorFlow's _CumprodGrad): cumsum of prod * grad the other way, divided by x
@@ -208,7 +213,9 @@ Tensor arg_reduce(Op op, const Tensor& x, int64_t axis, DType output_type) {
     }
     std::vector<int64_t> dims = x.shape().dims();
     dims.erase(dims.begin() + a);
-    return apply(op, {x}, {Shape(dims), output_type},
+    return apply(op,
+                 {x},
+                 {Shape(dims), output_type},
                  Attrs().set("axis", a).set("output_type", output_type));
 }
 
@@ -216,17 +223,21 @@ Tensor scan(Op op, const Tensor& x, int64_t axis, bool exclusive, bool reverse) 
     check_defined(op, x);
     const int64_t rank = x.rank();
     if (axis < -rank || axis >= rank) {
-        op_fail(op, "ScanOp: Expected scan axis in the range [{}, {}), but got {}", -rank, rank,
-                axis);
+        op_fail(
+            op, "ScanOp: Expected scan axis in the range [{}, {}), but got {}", -rank, rank, axis);
     }
     const int64_t a = axis < 0 ? axis + rank : axis;
-    return apply(op, {x}, {x.shape(), x.dtype()},
+    return apply(op,
+                 {x},
+                 {x.shape(), x.dtype()},
                  Attrs().set("axis", a).set("exclusive", exclusive).set("reverse", reverse));
 }
 
 }  // namespace
 
-std::span<const OpDef> reduce_op_defs() { return kReduceOps; }
+std::span<const OpDef> reduce_op_defs() {
+    return kReduceOps;
+}
 
 Tensor reduce_sum(const Tensor& x, Axes axis, bool keepdims) {
     return reduce(Op::reduce_sum, x, axis, keepdims);

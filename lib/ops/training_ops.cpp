@@ -29,43 +29,63 @@ const OpDef kTrainingOps[] = {
 
 void check_dtype(Op op, const Variable& var, DType dtype) {
     if (dtype != var.dtype()) {
-        op_fail(op, "Cannot update variable '{}' of dtype {} with a gradient of dtype {}", var.name(),
-                dtype_name(var.dtype()), dtype_name(dtype));
+        op_fail(op,
+                "Cannot update variable '{}' of dtype {} with a gradient of dtype {}",
+                var.name(),
+                dtype_name(var.dtype()),
+                dtype_name(dtype));
     }
     if (var.dtype() != DType::float32 && var.dtype() != DType::float64) {
-        op_fail<errors::UnimplementedError>(op, "optimizer updates support float32 and float64 variables, not {} ('{}')",
-                                            dtype_name(var.dtype()), var.name());
+        op_fail<errors::UnimplementedError>(
+            op,
+            "optimizer updates support float32 and float64 variables, not {} ('{}')",
+            dtype_name(var.dtype()),
+            var.name());
     }
 }
 
 // Locks var and slots, un-shares their buffers and runs the op on them plus `rest`.
-void run(Op op, const Variable& var, const std::vector<Variable>& slots, std::vector<Tensor> rest,
+void run(Op op,
+         const Variable& var,
+         const std::vector<Variable>& slots,
+         std::vector<Tensor> rest,
          const Attrs& attrs) {
     constexpr std::size_t kMaxSlots = 4;
-    if (slots.size() > kMaxSlots) op_fail<errors::InternalError>(op, "too many slots; this is a tapeflow bug");
+    if (slots.size() > kMaxSlots)
+        op_fail<errors::InternalError>(op, "too many slots; this is a tapeflow bug");
     const VariableUpdate var_guard(var);
     std::optional<VariableUpdate> slot_guards[kMaxSlots];  // in place: no allocation per update
     std::vector<Tensor> inputs;
     inputs.reserve(1 + slots.size() + rest.size());
     inputs.push_back(var_guard.buffer());
-    for (std::size_t k = 0; k < slots.size(); ++k) inputs.push_back(slot_guards[k].emplace(slots[k]).buffer());
-    for (Tensor& t : rest) inputs.push_back(std::move(t));
+    for (std::size_t k = 0; k < slots.size(); ++k)
+        inputs.push_back(slot_guards[k].emplace(slots[k]).buffer());
+    for (Tensor& t : rest)
+        inputs.push_back(std::move(t));
     apply_multi(op, inputs, {}, attrs);
 }
 
 }  // namespace
 
-std::span<const OpDef> training_op_defs() { return kTrainingOps; }
+std::span<const OpDef> training_op_defs() {
+    return kTrainingOps;
+}
 
 namespace training {
 
-void apply_dense(Op op, const Variable& var, const std::vector<Variable>& slots, const Tensor& grad,
+void apply_dense(Op op,
+                 const Variable& var,
+                 const std::vector<Variable>& slots,
+                 const Tensor& grad,
                  const Attrs& attrs) {
     if (!grad.defined()) op_fail(op, "the gradient of variable '{}' is undefined", var.name());
     check_dtype(op, var, grad.dtype());
     if (grad.shape() != var.shape()) {
-        op_fail(op, "var and grad do not have the same shape{} {} (variable '{}')",
-                var.shape().debug_string(), grad.shape().debug_string(), var.name());
+        op_fail(op,
+                "var and grad do not have the same shape{} {} (variable '{}')",
+                var.shape().debug_string(),
+                grad.shape().debug_string(),
+                var.name());
     }
     run(op, var, slots, {grad}, attrs);
 }
@@ -120,12 +140,15 @@ IndexedSlices deduplicate(const IndexedSlices& slices) {
     } else {
         sum = sum_segments_in_order(slices.values, segment, n);
     }
-    return IndexedSlices{std::move(sum),
-                         constant(unique, Shape{n}, DType::int64).to(device), slices.dense_shape};
+    return IndexedSlices{
+        std::move(sum), constant(unique, Shape{n}, DType::int64).to(device), slices.dense_shape};
 }
 
-void apply_sparse(Op op, const Variable& var, const std::vector<Variable>& slots,
-                  const IndexedSlices& slices, const Attrs& attrs) {
+void apply_sparse(Op op,
+                  const Variable& var,
+                  const std::vector<Variable>& slots,
+                  const IndexedSlices& slices,
+                  const Attrs& attrs) {
     if (!slices.values.defined() || !slices.indices.defined()) {
         op_fail(op, "the IndexedSlices gradient of variable '{}' is undefined", var.name());
     }
@@ -135,19 +158,29 @@ void apply_sparse(Op op, const Variable& var, const std::vector<Variable>& slots
     bool ok = var.shape().rank() >= 1 && idx.rank() == 1 && v.rank() == var.shape().rank() &&
               v[0] == idx.shape()[0] &&
               (idx.dtype() == DType::int32 || idx.dtype() == DType::int64);
-    for (int64_t d = 1; ok && d < v.rank(); ++d) ok = v[d] == var.shape()[d];
+    for (int64_t d = 1; ok && d < v.rank(); ++d)
+        ok = v[d] == var.shape()[d];
     if (!ok) {
-        op_fail(op, "grad must be var.shape[1:] rows: var {}, grad values {}, indices {} {} (variable '{}')",
-                var.shape().debug_string(), v.debug_string(), idx.shape().debug_string(),
-                dtype_name(idx.dtype()), var.name());
+        op_fail(op,
+                "grad must be var.shape[1:] rows: var {}, grad values {}, indices {} {} (variable "
+                "'{}')",
+                var.shape().debug_string(),
+                v.debug_string(),
+                idx.shape().debug_string(),
+                dtype_name(idx.dtype()),
+                var.name());
     }
     const IndexedSlices unique = deduplicate(slices);
     const int64_t rows = var.shape()[0];
     const std::vector<int64_t> list = unique.indices.to_vector<int64_t>();
     for (std::size_t i = 0; i < list.size(); ++i) {
         if (list[i] < 0 || list[i] >= rows) {
-            op_fail(op, "Index {} at offset {} in indices is out of range [0, {}) (variable '{}')", list[i], i,
-                    rows, var.name());
+            op_fail(op,
+                    "Index {} at offset {} in indices is out of range [0, {}) (variable '{}')",
+                    list[i],
+                    i,
+                    rows,
+                    var.name());
         }
     }
     if (list.empty()) return;

@@ -14,13 +14,19 @@ namespace tapeflow::training {
 
 /// Runs a dense training op: `var` and `slots` (in the op's input order) updated in place with
 /// `grad`, which must have the variable's shape and dtype (InvalidArgumentError otherwise).
-void apply_dense(Op op, const Variable& var, const std::vector<Variable>& slots, const Tensor& grad,
+void apply_dense(Op op,
+                 const Variable& var,
+                 const std::vector<Variable>& slots,
+                 const Tensor& grad,
                  const Attrs& attrs);
 
 /// Runs a sparse training op on the rows `slices.indices` (duplicates summed first, indices checked
 /// against the variable's first dimension): only those rows of var and slots change.
-void apply_sparse(Op op, const Variable& var, const std::vector<Variable>& slots,
-                  const IndexedSlices& slices, const Attrs& attrs);
+void apply_sparse(Op op,
+                  const Variable& var,
+                  const std::vector<Variable>& slots,
+                  const IndexedSlices& slices,
+                  const Attrs& attrs);
 
 /// TF1's _deduplicate_indexed_slices: unique indices in order of first appearance, the values of
 /// repeated indices summed. Returns `slices` itself when the indices are already unique.

@@ -297,7 +297,8 @@ Event parse_event(std::string_view bytes, const std::string& where) {
     out.step = proto.step();
     out.file_version = proto.file_version();
     out.graph_def = proto.graph_def();
-    if (proto.has_session_log()) out.session_log_status = static_cast<int>(proto.session_log().status());
+    if (proto.has_session_log())
+        out.session_log_status = static_cast<int>(proto.session_log().status());
     try {
         for (const auto& v : proto.summary().value())
             out.values.push_back(value_from_proto(v));

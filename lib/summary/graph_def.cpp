@@ -11,8 +11,8 @@
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/summary.hpp>
 
-#include "tapeflow_proto/graph.pb.h"
 #include "io/file_util.hpp"
+#include "tapeflow_proto/graph.pb.h"
 
 namespace tapeflow {
 namespace {

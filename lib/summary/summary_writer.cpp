@@ -197,9 +197,11 @@ std::vector<Event> summary_iterator(const std::string& path, TornTail torn_tail)
         }
     } catch (const errors::DataLossError& e) {
         if (!reader.torn_tail() || torn_tail == TornTail::raise) throw;
-        logging::warn("summary_iterator: {} (the file is still being written, or its writer was "
-                      "killed); returning the {} complete events before it",
-                      e.message(), events.size());
+        logging::warn(
+            "summary_iterator: {} (the file is still being written, or its writer was "
+            "killed); returning the {} complete events before it",
+            e.message(),
+            events.size());
     }
     return events;
 }

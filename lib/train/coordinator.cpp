@@ -1,8 +1,7 @@
 // tf::train::Coordinator (TensorFlow's coordinator.py semantics, without the grace period that
 // Python's abandonable threads allow).
-#include <tapeflow/train/coordinator.hpp>
-
 #include <tapeflow/core/error.hpp>
+#include <tapeflow/train/coordinator.hpp>
 
 namespace tapeflow::train {
 namespace {

@@ -1,7 +1,5 @@
 // Learning-rate decay: the TF1 functions (value at a step) and the schedule objects, which call the
 // same formulas. Computed in double.
-#include <tapeflow/train/learning_rate.hpp>
-
 #include <cmath>
 #include <numbers>
 #include <random>
@@ -9,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <tapeflow/core/error.hpp>
+#include <tapeflow/train/learning_rate.hpp>
 #include <tapeflow/train/training_util.hpp>
 
 namespace tapeflow::train {
@@ -22,12 +21,18 @@ double progress(int64_t step, int64_t decay_steps, bool staircase) {
 
 double cosine_part(int64_t step, int64_t decay_steps, double alpha) {
     const double s = static_cast<double>(std::min(step, decay_steps));
-    const double cosine = 0.5 * (1.0 + std::cos(std::numbers::pi * s / static_cast<double>(decay_steps)));
+    const double cosine =
+        0.5 * (1.0 + std::cos(std::numbers::pi * s / static_cast<double>(decay_steps)));
     return (1.0 - alpha) * cosine + alpha;
 }
 
-double linear_cosine(double learning_rate, int64_t global_step, int64_t decay_steps, double num_periods,
-                     double alpha, double beta, double noise) {
+double linear_cosine(double learning_rate,
+                     int64_t global_step,
+                     int64_t decay_steps,
+                     double num_periods,
+                     double alpha,
+                     double beta,
+                     double noise) {
     const double s = static_cast<double>(std::min(global_step, decay_steps));
     const double d = static_cast<double>(decay_steps);
     const double linear = (d - s) / d + noise;
@@ -40,28 +45,36 @@ template <class F>
 LearningRate reading(const char* function, const Variable& step, F decay) {
     if (!step.defined() || (step.dtype() != DType::int32 && step.dtype() != DType::int64) ||
         step.shape().rank() != 0) {
-        throw errors::InvalidArgumentError(fmt::format(
-            "{}: global_step must be an int32 or int64 scalar variable, got {}", function,
-            step.defined() ? fmt::format("'{}' of dtype {} and shape {}", step.name(),
-                                         dtype_name(step.dtype()), step.shape().str())
-                           : std::string("an empty handle")));
+        throw errors::InvalidArgumentError(
+            fmt::format("{}: global_step must be an int32 or int64 scalar variable, got {}",
+                        function,
+                        step.defined() ? fmt::format("'{}' of dtype {} and shape {}",
+                                                     step.name(),
+                                                     dtype_name(step.dtype()),
+                                                     step.shape().str())
+                                       : std::string("an empty handle")));
     }
     return LearningRate([step, decay](int64_t) { return decay(global_step(step)); });
 }
 
 }  // namespace
 
-double exponential_decay(double learning_rate, int64_t global_step, int64_t decay_steps, double decay_rate,
+double exponential_decay(double learning_rate,
+                         int64_t global_step,
+                         int64_t decay_steps,
+                         double decay_rate,
                          bool staircase) {
     return learning_rate * std::pow(decay_rate, progress(global_step, decay_steps, staircase));
 }
 
 double piecewise_constant(int64_t x, std::vector<int64_t> boundaries, std::vector<double> values) {
     if (values.size() != boundaries.size() + 1) {
-        throw errors::InvalidArgumentError(fmt::format(
-            "The length of boundaries should be 1 less than the length of values (got {} boundaries "
-            "and {} values)",
-            boundaries.size(), values.size()));
+        throw errors::InvalidArgumentError(
+            fmt::format("The length of boundaries should be 1 less than the length of values (got "
+                        "{} boundaries "
+                        "and {} values)",
+                        boundaries.size(),
+                        values.size()));
     }
     for (std::size_t i = 0; i < boundaries.size(); ++i) {
         if (x <= boundaries[i]) return values[i];
@@ -69,8 +82,12 @@ double piecewise_constant(int64_t x, std::vector<int64_t> boundaries, std::vecto
     return values.back();
 }
 
-double polynomial_decay(double learning_rate, int64_t global_step, int64_t decay_steps, double end_learning_rate,
-                        double power, bool cycle) {
+double polynomial_decay(double learning_rate,
+                        int64_t global_step,
+                        int64_t decay_steps,
+                        double end_learning_rate,
+                        double power,
+                        bool cycle) {
     if (decay_steps == 0) throw errors::InvalidArgumentError("decay_steps must not be 0");
     double steps = static_cast<double>(decay_steps);
     double step = static_cast<double>(global_step);
@@ -80,15 +97,22 @@ double polynomial_decay(double learning_rate, int64_t global_step, int64_t decay
     } else {
         step = std::min(step, steps);
     }
-    return (learning_rate - end_learning_rate) * std::pow(1.0 - step / steps, power) + end_learning_rate;
+    return (learning_rate - end_learning_rate) * std::pow(1.0 - step / steps, power) +
+           end_learning_rate;
 }
 
-double natural_exp_decay(double learning_rate, int64_t global_step, int64_t decay_steps, double decay_rate,
+double natural_exp_decay(double learning_rate,
+                         int64_t global_step,
+                         int64_t decay_steps,
+                         double decay_rate,
                          bool staircase) {
     return learning_rate * std::exp(-decay_rate * progress(global_step, decay_steps, staircase));
 }
 
-double inverse_time_decay(double learning_rate, int64_t global_step, int64_t decay_steps, double decay_rate,
+double inverse_time_decay(double learning_rate,
+                          int64_t global_step,
+                          int64_t decay_steps,
+                          double decay_rate,
                           bool staircase) {
     return learning_rate / (1.0 + decay_rate * progress(global_step, decay_steps, staircase));
 }
@@ -98,9 +122,14 @@ double cosine_decay(double learning_rate, int64_t global_step, int64_t decay_ste
     return learning_rate * cosine_part(global_step, decay_steps, alpha);
 }
 
-double cosine_decay_restarts(double learning_rate, int64_t global_step, int64_t first_decay_steps, double t_mul,
-                             double m_mul, double alpha) {
-    if (first_decay_steps == 0) throw errors::InvalidArgumentError("first_decay_steps must not be 0");
+double cosine_decay_restarts(double learning_rate,
+                             int64_t global_step,
+                             int64_t first_decay_steps,
+                             double t_mul,
+                             double m_mul,
+                             double alpha) {
+    if (first_decay_steps == 0)
+        throw errors::InvalidArgumentError("first_decay_steps must not be 0");
     double f = static_cast<double>(global_step) / static_cast<double>(first_decay_steps);
     double i = 0;
     if (t_mul == 1.0) {
@@ -116,31 +145,44 @@ double cosine_decay_restarts(double learning_rate, int64_t global_step, int64_t 
     return learning_rate * ((1.0 - alpha) * cosine + alpha);
 }
 
-double linear_cosine_decay(double learning_rate, int64_t global_step, int64_t decay_steps, double num_periods,
-                           double alpha, double beta) {
+double linear_cosine_decay(double learning_rate,
+                           int64_t global_step,
+                           int64_t decay_steps,
+                           double num_periods,
+                           double alpha,
+                           double beta) {
     if (decay_steps == 0) throw errors::InvalidArgumentError("decay_steps must not be 0");
     return linear_cosine(learning_rate, global_step, decay_steps, num_periods, alpha, beta, 0.0);
 }
 
-double noisy_linear_cosine_decay(double learning_rate, int64_t global_step, int64_t decay_steps,
-                                 double initial_variance, double variance_decay, double num_periods, double alpha,
+double noisy_linear_cosine_decay(double learning_rate,
+                                 int64_t global_step,
+                                 int64_t decay_steps,
+                                 double initial_variance,
+                                 double variance_decay,
+                                 double num_periods,
+                                 double alpha,
                                  double beta) {
     if (decay_steps == 0) throw errors::InvalidArgumentError("decay_steps must not be 0");
     const double s = static_cast<double>(std::min(global_step, decay_steps));
     const double variance = initial_variance / std::pow(1.0 + s, variance_decay);
     thread_local std::mt19937_64 engine{std::random_device{}()};
     std::normal_distribution<double> noise(0.0, std::sqrt(variance));
-    return linear_cosine(learning_rate, global_step, decay_steps, num_periods, alpha, beta, noise(engine));
+    return linear_cosine(
+        learning_rate, global_step, decay_steps, num_periods, alpha, beta, noise(engine));
 }
 
 double ExponentialDecay::operator()(int64_t step) const {
     return exponential_decay(initial_learning_rate, step, decay_steps, decay_rate, staircase);
 }
 
-double PiecewiseConstantDecay::operator()(int64_t step) const { return piecewise_constant(step, boundaries, values); }
+double PiecewiseConstantDecay::operator()(int64_t step) const {
+    return piecewise_constant(step, boundaries, values);
+}
 
 double PolynomialDecay::operator()(int64_t step) const {
-    return polynomial_decay(initial_learning_rate, step, decay_steps, end_learning_rate, power, cycle);
+    return polynomial_decay(
+        initial_learning_rate, step, decay_steps, end_learning_rate, power, cycle);
 }
 
 double InverseTimeDecay::operator()(int64_t step) const {
@@ -163,62 +205,88 @@ double CosineDecay::operator()(int64_t step) const {
 }
 
 double CosineDecayRestarts::operator()(int64_t step) const {
-    return cosine_decay_restarts(initial_learning_rate, step, first_decay_steps, t_mul, m_mul, alpha);
+    return cosine_decay_restarts(
+        initial_learning_rate, step, first_decay_steps, t_mul, m_mul, alpha);
 }
 
-LearningRate exponential_decay(double learning_rate, const Variable& global_step, int64_t decay_steps,
-                               double decay_rate, bool staircase) {
+LearningRate exponential_decay(double learning_rate,
+                               const Variable& global_step,
+                               int64_t decay_steps,
+                               double decay_rate,
+                               bool staircase) {
     return reading("exponential_decay", global_step, [=](int64_t step) {
         return exponential_decay(learning_rate, step, decay_steps, decay_rate, staircase);
     });
 }
 
-LearningRate piecewise_constant(const Variable& x, std::vector<int64_t> boundaries,
+LearningRate piecewise_constant(const Variable& x,
+                                std::vector<int64_t> boundaries,
                                 std::vector<double> values) {
     (void)piecewise_constant(0, boundaries, values);  // the argument checks, at the call as in TF
-    return reading("piecewise_constant", x, [boundaries = std::move(boundaries),
-                                             values = std::move(values)](int64_t step) {
-        return piecewise_constant(step, boundaries, values);
-    });
+    return reading("piecewise_constant",
+                   x,
+                   [boundaries = std::move(boundaries), values = std::move(values)](int64_t step) {
+                       return piecewise_constant(step, boundaries, values);
+                   });
 }
 
-LearningRate polynomial_decay(double learning_rate, const Variable& global_step, int64_t decay_steps,
-                              double end_learning_rate, double power, bool cycle) {
+LearningRate polynomial_decay(double learning_rate,
+                              const Variable& global_step,
+                              int64_t decay_steps,
+                              double end_learning_rate,
+                              double power,
+                              bool cycle) {
     return reading("polynomial_decay", global_step, [=](int64_t step) {
         return polynomial_decay(learning_rate, step, decay_steps, end_learning_rate, power, cycle);
     });
 }
 
-LearningRate natural_exp_decay(double learning_rate, const Variable& global_step, int64_t decay_steps,
-                               double decay_rate, bool staircase) {
+LearningRate natural_exp_decay(double learning_rate,
+                               const Variable& global_step,
+                               int64_t decay_steps,
+                               double decay_rate,
+                               bool staircase) {
     return reading("natural_exp_decay", global_step, [=](int64_t step) {
         return natural_exp_decay(learning_rate, step, decay_steps, decay_rate, staircase);
     });
 }
 
-LearningRate inverse_time_decay(double learning_rate, const Variable& global_step, int64_t decay_steps,
-                                double decay_rate, bool staircase) {
+LearningRate inverse_time_decay(double learning_rate,
+                                const Variable& global_step,
+                                int64_t decay_steps,
+                                double decay_rate,
+                                bool staircase) {
     return reading("inverse_time_decay", global_step, [=](int64_t step) {
         return inverse_time_decay(learning_rate, step, decay_steps, decay_rate, staircase);
     });
 }
 
-LearningRate cosine_decay(double learning_rate, const Variable& global_step, int64_t decay_steps,
+LearningRate cosine_decay(double learning_rate,
+                          const Variable& global_step,
+                          int64_t decay_steps,
                           double alpha) {
     return reading("cosine_decay", global_step, [=](int64_t step) {
         return cosine_decay(learning_rate, step, decay_steps, alpha);
     });
 }
 
-LearningRate cosine_decay_restarts(double learning_rate, const Variable& global_step,
-                                   int64_t first_decay_steps, double t_mul, double m_mul, double alpha) {
+LearningRate cosine_decay_restarts(double learning_rate,
+                                   const Variable& global_step,
+                                   int64_t first_decay_steps,
+                                   double t_mul,
+                                   double m_mul,
+                                   double alpha) {
     return reading("cosine_decay_restarts", global_step, [=](int64_t step) {
         return cosine_decay_restarts(learning_rate, step, first_decay_steps, t_mul, m_mul, alpha);
     });
 }
 
-LearningRate linear_cosine_decay(double learning_rate, const Variable& global_step, int64_t decay_steps,
-                                 double num_periods, double alpha, double beta) {
+LearningRate linear_cosine_decay(double learning_rate,
+                                 const Variable& global_step,
+                                 int64_t decay_steps,
+                                 double num_periods,
+                                 double alpha,
+                                 double beta) {
     return reading("linear_cosine_decay", global_step, [=](int64_t step) {
         return linear_cosine_decay(learning_rate, step, decay_steps, num_periods, alpha, beta);
     });

@@ -1,6 +1,4 @@
 // ExponentialMovingAverage, assign_moving_average and WeightedMovingAverage.
-#include <tapeflow/train/moving_average.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <mutex>
@@ -11,6 +9,7 @@
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/ops/creation.hpp>
 #include <tapeflow/ops/math.hpp>
+#include <tapeflow/train/moving_average.hpp>
 
 namespace tapeflow::train {
 namespace {
@@ -46,28 +45,37 @@ ExponentialMovingAverage::ExponentialMovingAverage(double decay, EmaOptions opti
             throw errors::InvalidArgumentError("num_updates must be an integer scalar variable");
         }
     }
-    if (options_.name.empty()) throw errors::InvalidArgumentError("ExponentialMovingAverage needs a name");
+    if (options_.name.empty())
+        throw errors::InvalidArgumentError("ExponentialMovingAverage needs a name");
 }
 
 void ExponentialMovingAverage::apply(const std::vector<Variable>& var_list) {
     const std::vector<Variable> vars = var_list.empty() ? trainable_variables() : var_list;
     for (const Variable& v : vars) {
-        if (!v.defined()) throw errors::InvalidArgumentError("ExponentialMovingAverage.apply: an empty variable handle");
+        if (!v.defined())
+            throw errors::InvalidArgumentError(
+                "ExponentialMovingAverage.apply: an empty variable handle");
         if (!is_floating(v.dtype())) {
-            throw errors::InvalidArgumentError(fmt::format(
-                "The variables must be half, float, or double: {} (dtype {})", v.name(), dtype_name(v.dtype())));
+            throw errors::InvalidArgumentError(
+                fmt::format("The variables must be half, float, or double: {} (dtype {})",
+                            v.name(),
+                            dtype_name(v.dtype())));
         }
     }
     for (const Variable& v : vars) {
         if (shadows_.count(v.id()) != 0) continue;
-        shadows_.emplace(v.id(), Variable(v.value(), {.name = v.name() + "/" + options_.name, .trainable = false}));
+        shadows_.emplace(
+            v.id(),
+            Variable(v.value(), {.name = v.name() + "/" + options_.name, .trainable = false}));
     }
     double decay = decay_;
     if (options_.num_updates) {
-        const auto n = static_cast<double>(static_cast<float>(options_.num_updates->value().item<int64_t>()));
+        const auto n =
+            static_cast<double>(static_cast<float>(options_.num_updates->value().item<int64_t>()));
         decay = std::min(decay, (1.0 + n) / (10.0 + n));
     }
-    for (const Variable& v : vars) move_towards(shadows_.at(v.id()), v.value(), decay);
+    for (const Variable& v : vars)
+        move_towards(shadows_.at(v.id()), v.value(), decay);
 }
 
 std::optional<Variable> ExponentialMovingAverage::average(const Variable& var) const {
@@ -85,8 +93,10 @@ std::string ExponentialMovingAverage::average_name(const Variable& var) const {
 std::map<std::string, Variable> ExponentialMovingAverage::variables_to_restore() const {
     std::map<std::string, Variable> out;
     std::set<int64_t> averaged;
-    for (const Variable& v : trainable_variables()) averaged.insert(v.id());
-    for (const auto& [id, shadow] : shadows_) averaged.insert(id);
+    for (const Variable& v : trainable_variables())
+        averaged.insert(v.id());
+    for (const auto& [id, shadow] : shadows_)
+        averaged.insert(id);
     for (const Variable& v : global_variables()) {
         if (averaged.count(v.id()) != 0) {
             out.insert_or_assign(average_name(v), v);
@@ -97,7 +107,10 @@ std::map<std::string, Variable> ExponentialMovingAverage::variables_to_restore()
     return out;
 }
 
-void assign_moving_average(Variable& variable, const Tensor& value, double decay, bool zero_debias) {
+void assign_moving_average(Variable& variable,
+                           const Tensor& value,
+                           double decay,
+                           bool zero_debias) {
     if (!zero_debias) {
         move_towards(variable, value, decay);
         return;
@@ -110,8 +123,8 @@ void assign_moving_average(Variable& variable, const Tensor& value, double decay
         if (it == states.end()) {
             Tensor zero = zeros_like(variable.value());
             DebiasState s{Variable(zero, {.name = variable.name() + "/biased", .trainable = false}),
-                          Variable(constant(0.0, variable.dtype()), {.name = variable.name() + "/local_step",
-                                                                     .trainable = false})};
+                          Variable(constant(0.0, variable.dtype()),
+                                   {.name = variable.name() + "/local_step", .trainable = false})};
             it = states.emplace(variable.id(), std::move(s)).first;
         }
         state = &it->second;
@@ -124,8 +137,10 @@ void assign_moving_average(Variable& variable, const Tensor& value, double decay
 
 WeightedMovingAverage::WeightedMovingAverage(double decay, const Shape& shape, DType dtype)
     : decay_(decay),
-      numerator_(zeros(shape, dtype), {.name = "weighted_moving_average/numerator", .trainable = false}),
-      denominator_(zeros(shape, dtype), {.name = "weighted_moving_average/denominator", .trainable = false}) {}
+      numerator_(zeros(shape, dtype),
+                 {.name = "weighted_moving_average/numerator", .trainable = false}),
+      denominator_(zeros(shape, dtype),
+                   {.name = "weighted_moving_average/denominator", .trainable = false}) {}
 
 Tensor WeightedMovingAverage::update(const Tensor& value, const Tensor& weight) {
     move_towards(numerator_, value * weight, decay_);

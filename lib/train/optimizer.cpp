@@ -1,7 +1,5 @@
 // tf::train::Optimizer: gradients under a tape, the apply loop (slots -> prepare -> updates in list
 // order -> finish -> iterations and global_step), the slot map, and gate_none's streaming minimize.
-#include <tapeflow/train/optimizer.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <mutex>
@@ -13,6 +11,7 @@
 #include <tapeflow/core/logging.hpp>
 #include <tapeflow/ops/array.hpp>
 #include <tapeflow/ops/creation.hpp>
+#include <tapeflow/train/optimizer.hpp>
 #include <tapeflow/train/training_util.hpp>
 
 #include "autograd/tape.hpp"
@@ -35,7 +34,8 @@ std::string claim_name(std::string_view base) {
     NameRegistry& r = names();
     const std::lock_guard lock(r.mutex);
     std::string name(base);
-    for (int k = 1; r.live.count(name) != 0; ++k) name = fmt::format("{}_{}", base, k);
+    for (int k = 1; r.live.count(name) != 0; ++k)
+        name = fmt::format("{}_{}", base, k);
     r.live.insert(name);
     return name;
 }
@@ -43,14 +43,16 @@ std::string claim_name(std::string_view base) {
 std::string quoted_names(const std::vector<Variable>& vars) {
     std::vector<std::string> q;
     q.reserve(vars.size());
-    for (const Variable& v : vars) q.push_back(fmt::format("'{}'", v.name()));
+    for (const Variable& v : vars)
+        q.push_back(fmt::format("'{}'", v.name()));
     return fmt::format("[{}]", fmt::join(q, ", "));
 }
 
 void check_loss_fn(const std::function<Tensor()>& loss_fn) {
     if (!loss_fn) {
         throw errors::RuntimeError(
-            "`loss` passed to Optimizer.compute_gradients should be a function when eager execution "
+            "`loss` passed to Optimizer.compute_gradients should be a function when eager "
+            "execution "
             "is enabled.");
     }
 }
@@ -58,7 +60,8 @@ void check_loss_fn(const std::function<Tensor()>& loss_fn) {
 }  // namespace
 
 void check_loss(const Tensor& loss) {
-    if (!loss.defined()) throw errors::InvalidArgumentError("The loss function returned an undefined tensor");
+    if (!loss.defined())
+        throw errors::InvalidArgumentError("The loss function returned an undefined tensor");
     if (!is_floating(loss.dtype())) {
         throw errors::InvalidArgumentError(fmt::format(
             "Invalid type {} for loss, expected one of [float16, bfloat16, float32, float64].",
@@ -107,21 +110,23 @@ std::vector<GradAndVar> Optimizer::compute_gradients(const std::function<Tensor(
     const std::vector<Gradient> grads = tape.gradient(loss, var_list, options);
     std::vector<GradAndVar> pairs;
     pairs.reserve(var_list.size());
-    for (std::size_t i = 0; i < var_list.size(); ++i) pairs.push_back({grads[i], var_list[i]});
+    for (std::size_t i = 0; i < var_list.size(); ++i)
+        pairs.push_back({grads[i], var_list[i]});
     return pairs;
 }
 
 void Optimizer::begin_apply(const std::optional<Variable>& global_step) {
     if (global_step) {
-        const bool integer = global_step->defined() &&
-                             (global_step->dtype() == DType::int64 || global_step->dtype() == DType::int32);
+        const bool integer = global_step->defined() && (global_step->dtype() == DType::int64 ||
+                                                        global_step->dtype() == DType::int32);
         if (!integer || global_step->shape().rank() != 0) {  // TF1 accepts tf.Variable(0) (int32)
-            throw errors::InvalidArgumentError(fmt::format(
-                "global_step must be an int32 or int64 scalar variable, got {}",
-                global_step->defined()
-                    ? fmt::format("'{}' of dtype {} and shape {}", global_step->name(),
-                                  dtype_name(global_step->dtype()), global_step->shape().str())
-                    : std::string("an empty handle")));
+            throw errors::InvalidArgumentError(
+                fmt::format("global_step must be an int32 or int64 scalar variable, got {}",
+                            global_step->defined() ? fmt::format("'{}' of dtype {} and shape {}",
+                                                                 global_step->name(),
+                                                                 dtype_name(global_step->dtype()),
+                                                                 global_step->shape().str())
+                                                   : std::string("an empty handle")));
         }
     }
     if (keras_style()) {
@@ -143,7 +148,8 @@ void Optimizer::update(const Variable& var, const Gradient& grad) {
     }
 }
 
-void Optimizer::end_apply(const std::vector<Variable>& updated, const std::optional<Variable>& global_step) {
+void Optimizer::end_apply(const std::vector<Variable>& updated,
+                          const std::optional<Variable>& global_step) {
     finish();
     after_updates(updated);
     ++iterations_;
@@ -166,7 +172,8 @@ void Optimizer::apply_gradients(const std::vector<GradAndVar>& grads_and_vars,
     if (grads_and_vars.empty()) throw errors::InvalidArgumentError("No variables provided.");
     std::vector<Variable> all;
     for (const GradAndVar& p : grads_and_vars) {
-        if (!p.variable.defined()) throw errors::InvalidArgumentError("apply_gradients: a variable handle is empty");
+        if (!p.variable.defined())
+            throw errors::InvalidArgumentError("apply_gradients: a variable handle is empty");
         all.push_back(p.variable);
     }
     const std::vector<GradAndVar> pairs = transform_gradients(grads_and_vars);
@@ -180,15 +187,18 @@ void Optimizer::apply_gradients(const std::vector<GradAndVar>& grads_and_vars,
         }
     }
     if (present.empty()) {
-        if (keras_style()) throw errors::InvalidArgumentError("No gradients provided for any variable.");
+        if (keras_style())
+            throw errors::InvalidArgumentError("No gradients provided for any variable.");
         throw errors::InvalidArgumentError(
             fmt::format("No gradients provided for any variable: {}.", quoted_names(all)));
     }
     if (keras_style() && !missing.empty()) {
-        logging::warn("Gradients do not exist for variables {} when minimizing the loss.", quoted_names(missing));
+        logging::warn("Gradients do not exist for variables {} when minimizing the loss.",
+                      quoted_names(missing));
     }
     begin_apply(global_step);
-    for (const GradAndVar& p : present) create_slots(p.variable);
+    for (const GradAndVar& p : present)
+        create_slots(p.variable);
     prepare();
     std::vector<Variable> updated;
     for (const GradAndVar& p : present) {
@@ -198,8 +208,10 @@ void Optimizer::apply_gradients(const std::vector<GradAndVar>& grads_and_vars,
     end_apply(updated, global_step);
 }
 
-Tensor Optimizer::minimize(const std::function<Tensor()>& loss_fn, std::vector<Variable> var_list,
-                           std::optional<Variable> global_step, GateGradients gate_gradients,
+Tensor Optimizer::minimize(const std::function<Tensor()>& loss_fn,
+                           std::vector<Variable> var_list,
+                           std::optional<Variable> global_step,
+                           GateGradients gate_gradients,
                            AggregationMethod aggregation_method) {
     if (gate_gradients == GateGradients::gate_none && !needs_all_gradients()) {
         return minimize_streaming(loss_fn, std::move(var_list), global_step, aggregation_method);
@@ -217,20 +229,24 @@ Tensor Optimizer::minimize(const std::function<Tensor()>& loss_fn, std::vector<V
         GradientOptions options;
         options.aggregation_method = aggregation_method;
         const std::vector<Gradient> grads = tape.gradient(loss, var_list, options);
-        for (std::size_t i = 0; i < var_list.size(); ++i) pairs.push_back({grads[i], var_list[i]});
+        for (std::size_t i = 0; i < var_list.size(); ++i)
+            pairs.push_back({grads[i], var_list[i]});
     }
-    const bool any = std::any_of(pairs.begin(), pairs.end(), [](const GradAndVar& p) { return p.gradient.defined(); });
+    const bool any = std::any_of(
+        pairs.begin(), pairs.end(), [](const GradAndVar& p) { return p.gradient.defined(); });
     if (!any && !keras_style()) {
         throw errors::InvalidArgumentError(fmt::format(
             "No gradients provided for any variable, check your graph for ops that do not support "
             "gradients, between variables {} and loss {}.",
-            quoted_names(var_list), loss.str()));
+            quoted_names(var_list),
+            loss.str()));
     }
     apply_gradients(pairs, global_step);
     return loss;
 }
 
-Tensor Optimizer::minimize_streaming(const std::function<Tensor()>& loss_fn, std::vector<Variable> var_list,
+Tensor Optimizer::minimize_streaming(const std::function<Tensor()>& loss_fn,
+                                     std::vector<Variable> var_list,
                                      const std::optional<Variable>& global_step,
                                      AggregationMethod aggregation_method) {
     check_loss_fn(loss_fn);
@@ -259,17 +275,20 @@ Tensor Optimizer::minimize_streaming(const std::function<Tensor()>& loss_fn, std
         updated.push_back(var);
     });
     if (updated.empty()) {
-        if (keras_style()) throw errors::InvalidArgumentError("No gradients provided for any variable.");
+        if (keras_style())
+            throw errors::InvalidArgumentError("No gradients provided for any variable.");
         throw errors::InvalidArgumentError(fmt::format(
             "No gradients provided for any variable, check your graph for ops that do not support "
             "gradients, between variables {} and loss {}.",
-            quoted_names(var_list), loss.str()));
+            quoted_names(var_list),
+            loss.str()));
     }
     end_apply(updated, global_step);
     return loss;
 }
 
-std::optional<Variable> Optimizer::find_slot(const Variable& var, std::string_view slot_name) const {
+std::optional<Variable> Optimizer::find_slot(const Variable& var,
+                                             std::string_view slot_name) const {
     if (!var.defined()) return std::nullopt;
     auto it = slots_.find({var.id(), std::string(slot_name)});
     if (it == slots_.end()) return std::nullopt;
@@ -304,29 +323,38 @@ Variable Optimizer::non_slot(std::string_view name, double initial, DType dtype)
 Variable Optimizer::non_slot(std::string_view name) const {
     auto it = non_slots_.find(name);
     if (it == non_slots_.end()) {
-        throw errors::InternalError(fmt::format("optimizer {} has no state '{}'; this is a tapeflow bug", name_, name));
+        throw errors::InternalError(
+            fmt::format("optimizer {} has no state '{}'; this is a tapeflow bug", name_, name));
     }
     return it->second;
 }
 
 std::vector<std::string> Optimizer::get_slot_names() const {
     std::set<std::string> unique;
-    for (const auto& [key, var] : slots_) unique.insert(key.second);
+    for (const auto& [key, var] : slots_)
+        unique.insert(key.second);
     return {unique.begin(), unique.end()};
 }
 
 int64_t Optimizer::iterations() const {
-    if (auto it = non_slots_.find("iteration"); it != non_slots_.end()) return it->second.value().item<int64_t>();
+    if (auto it = non_slots_.find("iteration"); it != non_slots_.end())
+        return it->second.value().item<int64_t>();
     return iterations_;
 }
 
-double Optimizer::current_learning_rate() const { return applied_ ? current_lr_ : learning_rate_(iterations()); }
+double Optimizer::current_learning_rate() const {
+    return applied_ ? current_lr_ : learning_rate_(iterations());
+}
 
 std::vector<Variable> Optimizer::variables() const {
     std::vector<Variable> out;
-    for (const auto& [key, var] : slots_) out.push_back(var);
-    for (const auto& [key, var] : non_slots_) out.push_back(var);
-    std::sort(out.begin(), out.end(), [](const Variable& a, const Variable& b) { return a.name() < b.name(); });
+    for (const auto& [key, var] : slots_)
+        out.push_back(var);
+    for (const auto& [key, var] : non_slots_)
+        out.push_back(var);
+    std::sort(out.begin(), out.end(), [](const Variable& a, const Variable& b) {
+        return a.name() < b.name();
+    });
     return out;
 }
 

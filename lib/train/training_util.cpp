@@ -1,12 +1,11 @@
 // The global step: a process-wide int64 scalar variable.
-#include <tapeflow/train/training_util.hpp>
-
 #include <mutex>
 
 #include <fmt/format.h>
 
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/ops/creation.hpp>
+#include <tapeflow/train/training_util.hpp>
 
 namespace tapeflow::train {
 namespace {
@@ -28,7 +27,8 @@ std::optional<Variable> find_step() {
         if (!is_integer(v.dtype()) || v.shape().rank() != 0) {
             throw errors::InvalidArgumentError(fmt::format(
                 "Existing \"global_step\" must be an integer scalar, got dtype {} and shape {}",
-                dtype_name(v.dtype()), v.shape().str()));
+                dtype_name(v.dtype()),
+                v.shape().str()));
         }
         return v;
     }
@@ -62,7 +62,8 @@ Variable get_or_create_global_step() {
 }
 
 int64_t global_step(const Variable& step) {
-    if (!step.defined()) throw errors::InvalidArgumentError("global_step: the variable handle is empty");
+    if (!step.defined())
+        throw errors::InvalidArgumentError("global_step: the variable handle is empty");
     return step.value().cast(DType::int64).item<int64_t>();
 }
 

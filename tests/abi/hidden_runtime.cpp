@@ -40,8 +40,10 @@ void cpu_mode() {
     const auto after = w.value().to_vector<float>();
     check(loss.item<float>() == 58.f && after.size() == 2 && std::abs(after[0] - 0.52f) < 1e-6f &&
               std::abs(after[1] - 0.32f) < 1e-6f,
-          fmt::format("tape + optimizer step on the CPU (loss {}, w [{}, {}])", loss.item<float>(),
-                      after.at(0), after.at(1)));
+          fmt::format("tape + optimizer step on the CPU (loss {}, w [{}, {}])",
+                      loss.item<float>(),
+                      after.at(0),
+                      after.at(1)));
     check(!tf::cuda::is_available() && tf::cuda::device_count() == 0,
           "tf::cuda::is_available() is false");
     try {

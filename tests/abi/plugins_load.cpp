@@ -26,7 +26,9 @@ int main(int argc, char** argv) {
     }
     if (mpi_built != tf::distribute::mpi_built()) {
         std::printf("FAIL: mpi_built() is %d, expected %d (libtapeflow_mpi.so %s)\n",
-                    tf::distribute::mpi_built(), mpi_built, mpi_built ? "did not load" : "loaded");
+                    tf::distribute::mpi_built(),
+                    mpi_built,
+                    mpi_built ? "did not load" : "loaded");
         ++failures;
     } else {
         std::printf("ok: MPI transport %s\n", mpi_built ? "loaded" : "not built");

@@ -1,10 +1,10 @@
 // tapeflow and a library that defines tensorflow.TensorProto (like TensorFlow's C++ library) in
 // one process. While tapeflow's schemas were in package tensorflow, protobuf aborted this program
 // at load time ("tensorflow.TensorProto" is already defined); now they are in tapeflow.proto.
-#include <google/protobuf/descriptor.h>
-
 #include <cstdio>
 #include <cstdlib>
+
+#include <google/protobuf/descriptor.h>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -36,7 +36,8 @@ int main() {
                     theirs->file()->name() == "tensorflow/core/framework/tensor.proto" &&
                     bytes.size() == 2 && read_back;
     std::printf("%s: tensorflow.TensorProto from %s, tapeflow.proto.TensorProto from %s\n",
-                ok ? "OK" : "FAIL", theirs ? theirs->file()->name().c_str() : "(none)",
+                ok ? "OK" : "FAIL",
+                theirs ? theirs->file()->name().c_str() : "(none)",
                 ours ? ours->file()->name().c_str() : "(none)");
     return ok ? 0 : 1;
 }

@@ -16,13 +16,17 @@ namespace {
 
 using Fn = std::function<tf::Tensor(const tf::Tensor&)>;
 
-std::vector<double> vals(const tf::Tensor& t) { return t.to_vector<double>(); }
+std::vector<double> vals(const tf::Tensor& t) {
+    return t.to_vector<double>();
+}
 
 // Deterministic float64 values in [-1, 1] (no two alike, none zero), shaped `shape`.
 tf::Tensor values(const tf::Shape& shape, double phase = 0.3) {
     std::vector<double> v(static_cast<std::size_t>(shape.num_elements()));
-    for (std::size_t i = 0; i < v.size(); ++i) v[i] = std::sin(1.7 * static_cast<double>(i) + phase) * 0.9;
-    for (double& x : v) x = x == 0.0 ? 0.05 : x;
+    for (std::size_t i = 0; i < v.size(); ++i)
+        v[i] = std::sin(1.7 * static_cast<double>(i) + phase) * 0.9;
+    for (double& x : v)
+        x = x == 0.0 ? 0.05 : x;
     return tf::constant(v, shape, tf::DType::float64);
 }
 
@@ -52,7 +56,9 @@ void check_jacobian(const Fn& f, const tf::Tensor& x, bool batch = false) {
     check_close(jacobian({.parallel_iterations = 2}), looped);
 }
 
-void check_batch_jacobian(const Fn& f, const tf::Tensor& x) { check_jacobian(f, x, true); }
+void check_batch_jacobian(const Fn& f, const tf::Tensor& x) {
+    check_jacobian(f, x, true);
+}
 
 }  // namespace
 
@@ -60,52 +66,139 @@ TEST_CASE("vectorized jacobian of element-wise unary ops equals the loop", "[jac
     const tf::Tensor x = values({2, 3});
     const tf::Tensor pos = tf::abs(x) + 0.5;  // for log, sqrt, rsqrt
     const std::vector<std::pair<const char*, Fn>> cases = {
-        {"negative", [](auto& t) { return tf::negative(t); }},
-        {"abs", [](auto& t) { return tf::abs(t); }},
-        {"sign", [](auto& t) { return tf::sign(t) * t; }},
-        {"exp", [](auto& t) { return tf::exp(t); }},
-        {"expm1", [](auto& t) { return tf::expm1(t); }},
-        {"log1p", [](auto& t) { return tf::log1p(t); }},
-        {"square", [](auto& t) { return tf::square(t); }},
-        {"reciprocal", [](auto& t) { return tf::reciprocal(t); }},
-        {"sin", [](auto& t) { return tf::sin(t); }},
-        {"cos", [](auto& t) { return tf::cos(t); }},
-        {"tanh", [](auto& t) { return tf::tanh(t); }},
-        {"sigmoid", [](auto& t) { return tf::sigmoid(t); }},
-        {"erf", [](auto& t) { return tf::erf(t); }},
-        {"softplus", [](auto& t) { return tf::softplus(t); }},
-        {"floor (no gradient) plus x", [](auto& t) { return tf::floor(t) + t; }},
+        {"negative",
+         [](auto& t) {
+             return tf::negative(t);
+         }},
+        {"abs",
+         [](auto& t) {
+             return tf::abs(t);
+         }},
+        {"sign",
+         [](auto& t) {
+             return tf::sign(t) * t;
+         }},
+        {"exp",
+         [](auto& t) {
+             return tf::exp(t);
+         }},
+        {"expm1",
+         [](auto& t) {
+             return tf::expm1(t);
+         }},
+        {"log1p",
+         [](auto& t) {
+             return tf::log1p(t);
+         }},
+        {"square",
+         [](auto& t) {
+             return tf::square(t);
+         }},
+        {"reciprocal",
+         [](auto& t) {
+             return tf::reciprocal(t);
+         }},
+        {"sin",
+         [](auto& t) {
+             return tf::sin(t);
+         }},
+        {"cos",
+         [](auto& t) {
+             return tf::cos(t);
+         }},
+        {"tanh",
+         [](auto& t) {
+             return tf::tanh(t);
+         }},
+        {"sigmoid",
+         [](auto& t) {
+             return tf::sigmoid(t);
+         }},
+        {"erf",
+         [](auto& t) {
+             return tf::erf(t);
+         }},
+        {"softplus",
+         [](auto& t) {
+             return tf::softplus(t);
+         }},
+        {"floor (no gradient) plus x",
+         [](auto& t) {
+             return tf::floor(t) + t;
+         }},
         {"cast to float32 and back",
-         [](auto& t) { return tf::cast(tf::cast(t, tf::DType::float32), tf::DType::float64) * t; }},
-        {"identity", [](auto& t) { return tf::identity(t); }},
+         [](auto& t) {
+             return tf::cast(tf::cast(t, tf::DType::float32), tf::DType::float64) * t;
+         }},
+        {"identity",
+         [](auto& t) {
+             return tf::identity(t);
+         }},
     };
     for (const auto& [name, f] : cases) {
         INFO(name);
         check_jacobian(f, x);
     }
-    for (const Fn f : {Fn([](auto& t) { return tf::log(t); }), Fn([](auto& t) { return tf::sqrt(t); }),
+    for (const Fn f : {Fn([](auto& t) { return tf::log(t); }),
+                       Fn([](auto& t) { return tf::sqrt(t); }),
                        Fn([](auto& t) { return tf::rsqrt(t); })}) {
         check_jacobian(f, pos);
     }
 }
 
 TEST_CASE("vectorized jacobian of broadcasting binary ops equals the loop", "[jacobian][pfor]") {
-    const tf::Tensor row = values({3}, 1.1) + 2.0;       // broadcast along the rows of x
-    const tf::Tensor col = values({2, 1}, 2.3) + 2.0;    // broadcast along the columns
+    const tf::Tensor row = values({3}, 1.1) + 2.0;     // broadcast along the rows of x
+    const tf::Tensor col = values({2, 1}, 2.3) + 2.0;  // broadcast along the columns
     using Binary = std::function<tf::Tensor(const tf::Tensor&, const tf::Tensor&)>;
     const std::vector<std::pair<const char*, Binary>> ops = {
-        {"add", [](auto& a, auto& b) { return tf::add(a, b); }},
-        {"subtract", [](auto& a, auto& b) { return tf::subtract(a, b); }},
-        {"multiply", [](auto& a, auto& b) { return tf::multiply(a, b); }},
-        {"divide", [](auto& a, auto& b) { return tf::divide(a, b); }},
-        {"floormod", [](auto& a, auto& b) { return tf::floormod(a, b); }},
-        {"pow", [](auto& a, auto& b) { return tf::pow(tf::abs(a) + 0.5, b); }},
-        {"maximum", [](auto& a, auto& b) { return tf::maximum(a, b - 2.0); }},
-        {"minimum", [](auto& a, auto& b) { return tf::minimum(a, b - 2.0); }},
-        {"squared_difference", [](auto& a, auto& b) { return tf::squared_difference(a, b); }},
-        {"divide_no_nan", [](auto& a, auto& b) { return tf::divide_no_nan(a, b); }},
-        {"add_n", [](auto& a, auto& b) { return tf::add_n({a, a * 2.0, tf::broadcast_to(b, a.shape())}); }},
-        {"where", [](auto& a, auto& b) { return tf::where(tf::greater(a, b - 2.0), a * a, b); }},
+        {"add",
+         [](auto& a, auto& b) {
+             return tf::add(a, b);
+         }},
+        {"subtract",
+         [](auto& a, auto& b) {
+             return tf::subtract(a, b);
+         }},
+        {"multiply",
+         [](auto& a, auto& b) {
+             return tf::multiply(a, b);
+         }},
+        {"divide",
+         [](auto& a, auto& b) {
+             return tf::divide(a, b);
+         }},
+        {"floormod",
+         [](auto& a, auto& b) {
+             return tf::floormod(a, b);
+         }},
+        {"pow",
+         [](auto& a, auto& b) {
+             return tf::pow(tf::abs(a) + 0.5, b);
+         }},
+        {"maximum",
+         [](auto& a, auto& b) {
+             return tf::maximum(a, b - 2.0);
+         }},
+        {"minimum",
+         [](auto& a, auto& b) {
+             return tf::minimum(a, b - 2.0);
+         }},
+        {"squared_difference",
+         [](auto& a, auto& b) {
+             return tf::squared_difference(a, b);
+         }},
+        {"divide_no_nan",
+         [](auto& a, auto& b) {
+             return tf::divide_no_nan(a, b);
+         }},
+        {"add_n",
+         [](auto& a, auto& b) {
+             return tf::add_n({a, a * 2.0, tf::broadcast_to(b, a.shape())});
+         }},
+        {"where",
+         [](auto& a, auto& b) {
+             return tf::where(tf::greater(a, b - 2.0), a * a, b);
+         }},
     };
     for (const auto& [name, op] : ops) {
         INFO(name);
@@ -128,23 +221,60 @@ TEST_CASE("vectorized jacobian of matmul equals the loop", "[jacobian][pfor]") {
     // Batched: the source broadcast over the batch, or batched itself.
     check_jacobian([&](auto& x) { return tf::matmul(x, w); }, values({2, 2, 3}));
     check_jacobian([&](auto& v) { return tf::matmul(values({2, 2, 3}), v); }, w);
-    check_jacobian([&](auto& v) { return tf::matmul(values({2, 3}), v, false, true); }, values({2, 4, 3}));
+    check_jacobian(
+        [&](auto& v) {
+            return tf::matmul(values({2, 3}), v, false, true);
+        },
+        values({2, 4, 3}));
 }
 
 TEST_CASE("vectorized jacobian of reductions equals the loop", "[jacobian][pfor]") {
     const tf::Tensor x = values({2, 3, 2});
     const std::vector<std::pair<const char*, Fn>> cases = {
-        {"sum all", [](auto& t) { return tf::reduce_sum(t); }},
-        {"sum axis 1", [](auto& t) { return tf::reduce_sum(t, 1); }},
-        {"sum axes {0,2} keepdims", [](auto& t) { return tf::reduce_sum(t, tf::Axes({0, 2}), true); }},
-        {"mean axis -1", [](auto& t) { return tf::reduce_mean(t, -1); }},
-        {"mean keepdims", [](auto& t) { return tf::reduce_mean(t, 0, true); }},
-        {"max axis 1", [](auto& t) { return tf::reduce_max(t, 1); }},
-        {"min keepdims", [](auto& t) { return tf::reduce_min(t, 2, true); }},
-        {"prod axis 1", [](auto& t) { return tf::reduce_prod(t, 1); }},
-        {"cumsum", [](auto& t) { return tf::cumsum(t, 1); }},
-        {"cumprod reverse", [](auto& t) { return tf::cumprod(t, 2, false, true); }},
-        {"logsumexp", [](auto& t) { return tf::reduce_logsumexp(t, 1); }},
+        {"sum all",
+         [](auto& t) {
+             return tf::reduce_sum(t);
+         }},
+        {"sum axis 1",
+         [](auto& t) {
+             return tf::reduce_sum(t, 1);
+         }},
+        {"sum axes {0,2} keepdims",
+         [](auto& t) {
+             return tf::reduce_sum(t, tf::Axes({0, 2}), true);
+         }},
+        {"mean axis -1",
+         [](auto& t) {
+             return tf::reduce_mean(t, -1);
+         }},
+        {"mean keepdims",
+         [](auto& t) {
+             return tf::reduce_mean(t, 0, true);
+         }},
+        {"max axis 1",
+         [](auto& t) {
+             return tf::reduce_max(t, 1);
+         }},
+        {"min keepdims",
+         [](auto& t) {
+             return tf::reduce_min(t, 2, true);
+         }},
+        {"prod axis 1",
+         [](auto& t) {
+             return tf::reduce_prod(t, 1);
+         }},
+        {"cumsum",
+         [](auto& t) {
+             return tf::cumsum(t, 1);
+         }},
+        {"cumprod reverse",
+         [](auto& t) {
+             return tf::cumprod(t, 2, false, true);
+         }},
+        {"logsumexp",
+         [](auto& t) {
+             return tf::reduce_logsumexp(t, 1);
+         }},
     };
     for (const auto& [name, f] : cases) {
         INFO(name);
@@ -158,25 +288,79 @@ TEST_CASE("vectorized jacobian of reductions equals the loop", "[jacobian][pfor]
 TEST_CASE("vectorized jacobian of shape and indexing ops equals the loop", "[jacobian][pfor]") {
     const tf::Tensor x = values({2, 3});
     const std::vector<std::pair<const char*, Fn>> cases = {
-        {"reshape", [](auto& t) { return tf::reshape(t * t, {3, 2}); }},
-        {"transpose", [](auto& t) { return tf::transpose(t * t); }},
-        {"transpose 3-d", [](auto& t) { return tf::transpose(tf::reshape(t, {1, 2, 3}), {2, 0, 1}); }},
-        {"expand_dims", [](auto& t) { return tf::expand_dims(t * t, 1); }},
-        {"squeeze", [](auto& t) { return tf::squeeze(tf::reshape(t, {2, 1, 3})) * t; }},
-        {"concat", [](auto& t) { return tf::concat({t, t * t}, 1); }},
-        {"stack", [](auto& t) { return tf::stack({t, t * t}, 1); }},
-        {"unstack", [](auto& t) { return tf::unstack(t * t, 1)[2] * 3.0; }},
-        {"split", [](auto& t) { return tf::split(t * t, std::vector<int64_t>{1, 2}, 1)[1]; }},
-        {"tile", [](auto& t) { return tf::tile(t * t, {2, 1}); }},
-        {"broadcast_to", [](auto& t) { return tf::broadcast_to(tf::reshape(t, {2, 1, 3}), {2, 2, 3}); }},
-        {"slice", [](auto& t) { return tf::slice(t * t, {0, 1}, {2, 2}); }},
-        {"pad", [](auto& t) { return tf::pad(t * t, {{1, 0}, {0, 2}}); }},
-        {"slice of pad", [](auto& t) { return tf::slice(tf::pad(t, {{1, 1}, {0, 0}}), {1, 1}, {3, 2}); }},
+        {"reshape",
+         [](auto& t) {
+             return tf::reshape(t * t, {3, 2});
+         }},
+        {"transpose",
+         [](auto& t) {
+             return tf::transpose(t * t);
+         }},
+        {"transpose 3-d",
+         [](auto& t) {
+             return tf::transpose(tf::reshape(t, {1, 2, 3}), {2, 0, 1});
+         }},
+        {"expand_dims",
+         [](auto& t) {
+             return tf::expand_dims(t * t, 1);
+         }},
+        {"squeeze",
+         [](auto& t) {
+             return tf::squeeze(tf::reshape(t, {2, 1, 3})) * t;
+         }},
+        {"concat",
+         [](auto& t) {
+             return tf::concat({t, t * t}, 1);
+         }},
+        {"stack",
+         [](auto& t) {
+             return tf::stack({t, t * t}, 1);
+         }},
+        {"unstack",
+         [](auto& t) {
+             return tf::unstack(t * t, 1)[2] * 3.0;
+         }},
+        {"split",
+         [](auto& t) {
+             return tf::split(t * t, std::vector<int64_t>{1, 2}, 1)[1];
+         }},
+        {"tile",
+         [](auto& t) {
+             return tf::tile(t * t, {2, 1});
+         }},
+        {"broadcast_to",
+         [](auto& t) {
+             return tf::broadcast_to(tf::reshape(t, {2, 1, 3}), {2, 2, 3});
+         }},
+        {"slice",
+         [](auto& t) {
+             return tf::slice(t * t, {0, 1}, {2, 2});
+         }},
+        {"pad",
+         [](auto& t) {
+             return tf::pad(t * t, {{1, 0}, {0, 2}});
+         }},
+        {"slice of pad",
+         [](auto& t) {
+             return tf::slice(tf::pad(t, {{1, 1}, {0, 0}}), {1, 1}, {3, 2});
+         }},
         // Rows without a batched formula: the per-row fallback.
-        {"strided_slice", [](auto& t) { return tf::strided_slice(t, {0, 0}, {2, 3}, {1, 2}) * 2.0; }},
-        {"gather", [](auto& t) { return tf::gather(t * t, tf::constant({1, 0, 1}), 1); }},
-        {"gather rows", [](auto& t) { return tf::gather(t, tf::constant({1, 1, 0})); }},
-        {"gather_nd", [](auto& t) { return tf::gather_nd(t, tf::constant({{0, 2}, {1, 0}})); }},
+        {"strided_slice",
+         [](auto& t) {
+             return tf::strided_slice(t, {0, 0}, {2, 3}, {1, 2}) * 2.0;
+         }},
+        {"gather",
+         [](auto& t) {
+             return tf::gather(t * t, tf::constant({1, 0, 1}), 1);
+         }},
+        {"gather rows",
+         [](auto& t) {
+             return tf::gather(t, tf::constant({1, 1, 0}));
+         }},
+        {"gather_nd",
+         [](auto& t) {
+             return tf::gather_nd(t, tf::constant({{0, 2}, {1, 0}}));
+         }},
     };
     for (const auto& [name, f] : cases) {
         INFO(name);
@@ -189,24 +373,63 @@ TEST_CASE("vectorized jacobian of nn ops and an MLP layer equals the loop", "[ja
     const tf::Tensor w = values({3, 4}, 0.4);
     const tf::Tensor b = values({4}, 1.3);
     const std::vector<std::pair<const char*, Fn>> cases = {
-        {"relu", [](auto& t) { return tf::nn::relu(t); }},
-        {"relu6", [](auto& t) { return tf::nn::relu6(t * 8.0); }},
-        {"elu", [](auto& t) { return tf::nn::elu(t); }},
-        {"selu", [](auto& t) { return tf::nn::selu(t); }},
-        {"leaky_relu", [](auto& t) { return tf::nn::leaky_relu(t, 0.1); }},
-        {"softmax", [](auto& t) { return tf::nn::softmax(t); }},
-        {"softmax axis 0", [](auto& t) { return tf::nn::softmax(t, 0); }},
-        {"log_softmax", [](auto& t) { return tf::nn::log_softmax(t); }},
-        {"softmax_xent", [](auto& t) {
-             return tf::nn::softmax_cross_entropy_with_logits(tf::nn::softmax(values({2, 3}, 2.0)), t);
+        {"relu",
+         [](auto& t) {
+             return tf::nn::relu(t);
          }},
-        {"sparse_softmax_xent", [](auto& t) {
+        {"relu6",
+         [](auto& t) {
+             return tf::nn::relu6(t * 8.0);
+         }},
+        {"elu",
+         [](auto& t) {
+             return tf::nn::elu(t);
+         }},
+        {"selu",
+         [](auto& t) {
+             return tf::nn::selu(t);
+         }},
+        {"leaky_relu",
+         [](auto& t) {
+             return tf::nn::leaky_relu(t, 0.1);
+         }},
+        {"softmax",
+         [](auto& t) {
+             return tf::nn::softmax(t);
+         }},
+        {"softmax axis 0",
+         [](auto& t) {
+             return tf::nn::softmax(t, 0);
+         }},
+        {"log_softmax",
+         [](auto& t) {
+             return tf::nn::log_softmax(t);
+         }},
+        {"softmax_xent",
+         [](auto& t) {
+             return tf::nn::softmax_cross_entropy_with_logits(tf::nn::softmax(values({2, 3}, 2.0)),
+                                                              t);
+         }},
+        {"sparse_softmax_xent",
+         [](auto& t) {
              return tf::nn::sparse_softmax_cross_entropy_with_logits(tf::constant({2, 0}), t);
          }},
-        {"bias_add", [&](auto& t) { return tf::nn::bias_add(tf::matmul(t, w), b); }},
-        {"relu MLP", [&](auto& t) { return tf::nn::relu(tf::matmul(t, w) + b); }},
-        {"tanh MLP", [&](auto& t) { return tf::tanh(tf::matmul(tf::tanh(tf::matmul(t, w) + b), tf::transpose(w))); }},
-        {"sigmoid MLP", [&](auto& t) { return tf::reduce_mean(tf::sigmoid(tf::matmul(t, w) + b), 1); }},
+        {"bias_add",
+         [&](auto& t) {
+             return tf::nn::bias_add(tf::matmul(t, w), b);
+         }},
+        {"relu MLP",
+         [&](auto& t) {
+             return tf::nn::relu(tf::matmul(t, w) + b);
+         }},
+        {"tanh MLP",
+         [&](auto& t) {
+             return tf::tanh(tf::matmul(tf::tanh(tf::matmul(t, w) + b), tf::transpose(w)));
+         }},
+        {"sigmoid MLP",
+         [&](auto& t) {
+             return tf::reduce_mean(tf::sigmoid(tf::matmul(t, w) + b), 1);
+         }},
     };
     for (const auto& [name, f] : cases) {
         INFO(name);
@@ -218,7 +441,8 @@ TEST_CASE("vectorized jacobian with a custom gradient runs it per row", "[jacobi
     int calls = 0;
     auto f = [&](const tf::Tensor& x) {
         return tf::custom_gradient(
-            {x * x}, [](const std::vector<tf::Tensor>& in) { return tf::tanh(in[0]); },
+            {x * x},
+            [](const std::vector<tf::Tensor>& in) { return tf::tanh(in[0]); },
             [&calls](const std::vector<tf::Tensor>&, const tf::Tensor& y, const tf::Tensor& g) {
                 ++calls;
                 return std::vector<tf::Tensor>{g * (1.0 - y * y) * 2.0};  // not the true derivative
@@ -259,7 +483,11 @@ TEST_CASE("vectorized jacobian edge cases", "[jacobian][pfor]") {
         check_close(tape.jacobian(s, x), tape.jacobian(s, x, {.experimental_use_pfor = false}));
     }
     SECTION("scalar source") {
-        check_jacobian([](auto& t) { return tf::stack({t, t * t, tf::sin(t)}); }, tf::constant(0.7));
+        check_jacobian(
+            [](auto& t) {
+                return tf::stack({t, t * t, tf::sin(t)});
+            },
+            tf::constant(0.7));
     }
     SECTION("the target is the source") {
         const tf::Tensor x = values({3});
@@ -286,7 +514,8 @@ TEST_CASE("vectorized jacobian edge cases", "[jacobian][pfor]") {
         auto y = x * 3.0 + tf::stop_gradient(tf::reduce_sum(u)) + tf::cast(i, tf::DType::float64);
         CHECK_FALSE(tape.jacobian(y, u).defined());
         CHECK_FALSE(tape.jacobian(y, i).defined());
-        CHECK(vals(tape.jacobian(y, u, tf::UnconnectedGradients::zero)) == std::vector<double>(6, 0.0));
+        CHECK(vals(tape.jacobian(y, u, tf::UnconnectedGradients::zero)) ==
+              std::vector<double>(6, 0.0));
         auto zi = tape.jacobian(y, i, {.unconnected_gradients = tf::UnconnectedGradients::zero});
         CHECK(zi.shape() == tf::Shape{2, 2});
         CHECK(zi.dtype() == tf::DType::int32);
@@ -299,9 +528,10 @@ TEST_CASE("vectorized jacobian edge cases", "[jacobian][pfor]") {
         auto y = x * x;
         CHECK_THROWS_WITH(tape.jacobian(y, x, {.experimental_use_pfor = false}),
                           Contains("persistent=True") && Contains("experimental_use_pfor"));
-        CHECK_THROWS_AS(tape.batch_jacobian(tf::reshape(y, {2, 1}), tf::reshape(x, {2, 1}),
-                                            {.experimental_use_pfor = false}),
-                        tf::errors::RuntimeError);
+        CHECK_THROWS_AS(
+            tape.batch_jacobian(
+                tf::reshape(y, {2, 1}), tf::reshape(x, {2, 1}), {.experimental_use_pfor = false}),
+            tf::errors::RuntimeError);
         CHECK(tape.jacobian(y, x).shape() == tf::Shape{2, 2});
         CHECK_THROWS_WITH(tape.jacobian(y, x), Contains("non-persistent GradientTape"));
     }
@@ -323,8 +553,16 @@ TEST_CASE("vectorized batch_jacobian equals the loop", "[jacobian][pfor]") {
     check_batch_jacobian([](auto& x) { return x * x; }, values({4, 2, 3}));
     check_batch_jacobian([](auto& x) { return tf::reduce_sum(x, 2); }, values({4, 2, 3}));
     // Slice, a fallback row (gather), and examples that mix (the sum over the batch).
-    check_batch_jacobian([](auto& x) { return tf::slice(x, {0, 1}, {3, 2}) * 2.0; }, values({3, 3}));
-    check_batch_jacobian([](auto& x) { return tf::gather(x, tf::constant({2, 0, 1})) * x; }, values({3, 2}));
+    check_batch_jacobian(
+        [](auto& x) {
+            return tf::slice(x, {0, 1}, {3, 2}) * 2.0;
+        },
+        values({3, 3}));
+    check_batch_jacobian(
+        [](auto& x) {
+            return tf::gather(x, tf::constant({2, 0, 1})) * x;
+        },
+        values({3, 2}));
     tf::GradientTape tape(true);
     const tf::Tensor x = values({3, 2});
     tape.watch(x);
@@ -375,7 +613,8 @@ TEST_CASE("Hessians: vectorized jacobians inside nested tapes", "[jacobian][pfor
         return outer.gradient(tf::reduce_sum(j * j), x).dense();
     };
     // Against the closed form:
-    // j[r, c] = d/dx_c (sin(x_k) x_k) for k = r + 1 = c, so sum j^2 = sum_k (cos x_k x_k + sin x_k)^2.
+    // j[r, c] = d/dx_c (sin(x_k) x_k) for k = r + 1 = c, so sum j^2 = sum_k (cos x_k x_k + sin
+    // x_k)^2.
     const auto xs = vals(x);
     std::vector<double> want(3, 0.0);
     for (std::size_t k = 1; k < 3; ++k) {
@@ -401,7 +640,8 @@ TEST_CASE("a vectorized jacobian is one backward walk", "[jacobian][pfor]") {
         const auto ops = [&] {
             const tf::Graph graph = outer.graph();
             const auto& nodes = graph.nodes();
-            return std::count_if(nodes.begin(), nodes.end(), [](const tf::GraphNode& n) { return n.op != "Const"; });
+            return std::count_if(
+                nodes.begin(), nodes.end(), [](const tf::GraphNode& n) { return n.op != "Const"; });
         };
         const auto before = ops();
         inner.jacobian(y, x, {.experimental_use_pfor = pfor});

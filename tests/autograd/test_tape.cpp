@@ -1,9 +1,9 @@
 // GradientTape : recording rules, gradient() options and
 // errors, persistence, nesting, aggregation methods, jacobians, custom gradients, IndexedSlices.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <cmath>
+
+#include <catch2/catch.hpp>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -13,7 +13,9 @@ namespace tf = tapeflow;
 using Catch::Contains;
 
 namespace {
-std::vector<double> vals(const tf::Tensor& t) { return t.to_vector<double>(); }
+std::vector<double> vals(const tf::Tensor& t) {
+    return t.to_vector<double>();
+}
 }  // namespace
 
 TEST_CASE("gradient of a watched tensor", "[tape]") {
@@ -60,7 +62,8 @@ TEST_CASE("a non-persistent tape computes one set of gradients", "[tape][errors]
     auto y = x * x;
     CHECK(tape.gradient(y, x).dense().item<double>() == 4.0);
     CHECK_THROWS_AS(tape.gradient(y, x), tf::errors::RuntimeError);
-    CHECK_THROWS_WITH(tape.gradient(y, x), Contains("non-persistent GradientTape can only be used"));
+    CHECK_THROWS_WITH(tape.gradient(y, x),
+                      Contains("non-persistent GradientTape can only be used"));
     CHECK_THROWS_AS(tape.jacobian(y, x), tf::errors::RuntimeError);
 }
 
@@ -177,9 +180,11 @@ TEST_CASE("a persistent tape reset again and again records afresh each time", "[
         tape.reset();
         tape.watch(x);
         tf::Tensor y = x;
-        for (int i = 0; i < round % 7 + 1; ++i) y = y * x;  // y = x^(k+1)
+        for (int i = 0; i < round % 7 + 1; ++i)
+            y = y * x;  // y = x^(k+1)
         const int k = round % 7 + 1;
-        const std::vector<double> g = tape.gradient(tf::reduce_sum(y), x).dense().to_vector<double>();
+        const std::vector<double> g =
+            tape.gradient(tf::reduce_sum(y), x).dense().to_vector<double>();
         for (int i = 0; i < 3; ++i) {
             REQUIRE(g[static_cast<std::size_t>(i)] ==
                     Approx((k + 1) * std::pow(static_cast<double>(i + 1), k)));
@@ -194,8 +199,8 @@ TEST_CASE("matmul and conv2d compute no gradient for an input no source needs", 
     // An outer tape watching both operands records every op the inner walk runs: the inner
     // gradient w.r.t. W alone runs one MatMul (dW = x^T g) and no dX = g W^T (GradCtx::needs).
     auto count = [](const tf::Graph& g, const std::string& op) {
-        return std::count_if(g.nodes().begin(), g.nodes().end(),
-                             [&](const tf::GraphNode& n) { return n.op == op; });
+        return std::count_if(
+            g.nodes().begin(), g.nodes().end(), [&](const tf::GraphNode& n) { return n.op == op; });
     };
     const tf::Tensor x = tf::constant(std::vector<double>{1, 2, 3, 4, 5, 6}, tf::Shape{2, 3});
     const tf::Tensor w = tf::constant(std::vector<double>{1, 0, -1, 2, 0.5, 1}, tf::Shape{3, 2});
@@ -219,7 +224,8 @@ TEST_CASE("matmul and conv2d compute no gradient for an input no source needs", 
     {
         tf::GradientTape inner;
         inner.watch(filters);
-        (void)inner.gradient(tf::reduce_sum(tf::nn::conv2d(images, filters, {1, 1}, "SAME")), filters);
+        (void)inner.gradient(tf::reduce_sum(tf::nn::conv2d(images, filters, {1, 1}, "SAME")),
+                             filters);
     }
     CHECK(count(outer2.graph(), "Conv2DBackpropFilter") == 1);
     CHECK(count(outer2.graph(), "Conv2DBackpropInput") == 0);
@@ -236,7 +242,7 @@ TEST_CASE("nested tapes give second derivatives", "[tape]") {
         auto y = x * x * x;
         dy = inner.gradient(y, x);
     }
-    CHECK(dy.item<double>() == 27.0);                        // 3 x^2
+    CHECK(dy.item<double>() == 27.0);                             // 3 x^2
     CHECK(outer.gradient(dy, x).dense().item<double>() == 18.0);  // 6 x
 }
 
@@ -245,7 +251,7 @@ TEST_CASE("a persistent tape differentiates its own gradient", "[tape]") {
     tf::GradientTape tape(true);
     tape.watch(x);
     auto y = tf::exp(x * x);
-    tf::Tensor dy = tape.gradient(y, x);  // 2x e^{x^2}, recorded on the same tape
+    tf::Tensor dy = tape.gradient(y, x);    // 2x e^{x^2}, recorded on the same tape
     tf::Tensor d2y = tape.gradient(dy, x);  // (2 + 4x^2) e^{x^2}
     CHECK(d2y.item<double>() == Approx((2 + 16) * std::exp(4.0)));
 }
@@ -253,12 +259,14 @@ TEST_CASE("a persistent tape differentiates its own gradient", "[tape]") {
 TEST_CASE("aggregation methods agree: one tensor, 64 consumers", "[tape]") {
     using AM = tf::AggregationMethod;
     std::vector<double> reference;
-    for (AM method : {AM::add_n, AM::default_, AM::experimental_tree, AM::experimental_accumulate_n}) {
+    for (AM method :
+         {AM::add_n, AM::default_, AM::experimental_tree, AM::experimental_accumulate_n}) {
         auto x = tf::constant({0.5, -1.5, 2.0});
         tf::GradientTape tape;
         tape.watch(x);
         std::vector<tf::Tensor> terms;
-        for (int k = 0; k < 64; ++k) terms.push_back(x * static_cast<double>(k + 1));
+        for (int k = 0; k < 64; ++k)
+            terms.push_back(x * static_cast<double>(k + 1));
         auto y = tf::reduce_sum(tf::add_n(terms));
         tf::GradientOptions options;
         options.aggregation_method = method;
@@ -319,7 +327,8 @@ TEST_CASE("custom_gradient replaces the op's gradient", "[tape][custom]") {
     auto x = tf::constant({100.0, -3.0});
     auto log1pexp = [](const tf::Tensor& in) {
         return tf::custom_gradient(
-            {in}, [](const std::vector<tf::Tensor>& v) { return tf::log(1.0 + tf::exp(v[0])); },
+            {in},
+            [](const std::vector<tf::Tensor>& v) { return tf::log(1.0 + tf::exp(v[0])); },
             [](const std::vector<tf::Tensor>& v, const tf::Tensor&, const tf::Tensor& upstream) {
                 return std::vector<tf::Tensor>{upstream * (1.0 - 1.0 / (1.0 + tf::exp(v[0])))};
             });
@@ -332,11 +341,13 @@ TEST_CASE("custom_gradient replaces the op's gradient", "[tape][custom]") {
     CHECK(g[1] == Approx(1.0 / (1.0 + std::exp(3.0))));
 }
 
-TEST_CASE("custom_gradient composes with higher order and checks its gradient count", "[tape][custom]") {
+TEST_CASE("custom_gradient composes with higher order and checks its gradient count",
+          "[tape][custom]") {
     auto x = tf::constant(2.0);
     auto cube = [](const tf::Tensor& in) {
         return tf::custom_gradient(
-            {in}, [](const std::vector<tf::Tensor>& v) { return v[0] * v[0] * v[0]; },
+            {in},
+            [](const std::vector<tf::Tensor>& v) { return v[0] * v[0] * v[0]; },
             [](const std::vector<tf::Tensor>& v, const tf::Tensor&, const tf::Tensor& upstream) {
                 return std::vector<tf::Tensor>{upstream * 3.0 * v[0] * v[0]};
             });
@@ -353,7 +364,8 @@ TEST_CASE("custom_gradient composes with higher order and checks its gradient co
     CHECK(outer.gradient(dy, x).dense().item<double>() == 12.0);  // 6x
     auto bad = [](const tf::Tensor& in) {
         return tf::custom_gradient(
-            {in}, [](const std::vector<tf::Tensor>& v) { return v[0] * 2.0; },
+            {in},
+            [](const std::vector<tf::Tensor>& v) { return v[0] * 2.0; },
             [](const std::vector<tf::Tensor>&, const tf::Tensor&, const tf::Tensor& u) {
                 return std::vector<tf::Tensor>{u, u};
             });
@@ -361,7 +373,8 @@ TEST_CASE("custom_gradient composes with higher order and checks its gradient co
     tf::GradientTape tape;
     tape.watch(x);
     auto y = bad(x);
-    CHECK_THROWS_WITH(tape.gradient(y, x), Contains("expected to return 1 gradients but returned 2"));
+    CHECK_THROWS_WITH(tape.gradient(y, x),
+                      Contains("expected to return 1 gradients but returned 2"));
 }
 
 TEST_CASE("gather's gradient is IndexedSlices", "[tape][indexed_slices]") {
@@ -382,7 +395,8 @@ TEST_CASE("several IndexedSlices contributions concatenate", "[tape][indexed_sli
     tf::Variable params(tf::constant({{1.0}, {2.0}, {3.0}}));
     tf::GradientTape tape;
     auto p = params.value();
-    auto y = tf::reduce_sum(tf::gather(p, tf::constant({0}))) + tf::reduce_sum(tf::gather(p, tf::constant({2, 0})));
+    auto y = tf::reduce_sum(tf::gather(p, tf::constant({0}))) +
+             tf::reduce_sum(tf::gather(p, tf::constant({2, 0})));
     tf::Gradient g = tape.gradient(y, params);
     REQUIRE(g.is_sparse());
     CHECK(g.sparse().indices.num_elements() == 3);
@@ -411,7 +425,8 @@ TEST_CASE("gradients computed from earlier variable reads survive assignment", "
 TEST_CASE("finite differences agree with the tape on a composite function", "[tape][gradcheck]") {
     tf::testing::check_gradients(
         [](const std::vector<tf::Tensor>& in) {
-            return tf::sigmoid(tf::matmul(in[0], in[1])) + tf::square(tf::reduce_sum(in[0], 0, true));
+            return tf::sigmoid(tf::matmul(in[0], in[1])) +
+                   tf::square(tf::reduce_sum(in[0], 0, true));
         },
         {tf::testing::random_f64({2, 3}, -1, 1, 1), tf::testing::random_f64({3, 3}, -1, 1, 2)});
 }
@@ -437,12 +452,14 @@ TEST_CASE("tape.graph() names nodes by scope and links inputs", "[tape][graph]")
     CHECK(std::find(ops.begin(), ops.end(), "VarHandleOp") != ops.end());
     CHECK(std::find(names.begin(), names.end(), "dense/MatMul") != names.end());
     CHECK(std::find(names.begin(), names.end(), "graph_w") != names.end());
-    const auto& mm = *std::find_if(g.nodes().begin(), g.nodes().end(), [](const auto& n) { return n.op == "MatMul"; });
+    const auto& mm = *std::find_if(
+        g.nodes().begin(), g.nodes().end(), [](const auto& n) { return n.op == "MatMul"; });
     CHECK(mm.inputs.size() == 2);
     CHECK(mm.attrs.at("T") == "type: DT_FLOAT");
     CHECK(mm.device == "/device:CPU:0");
     const std::string text = g.to_text();
-    CHECK_THAT(text, Catch::Contains("name: \"dense/MatMul\"") && Catch::Contains("op: \"MatMul\""));
+    CHECK_THAT(text,
+               Catch::Contains("name: \"dense/MatMul\"") && Catch::Contains("op: \"MatMul\""));
     CHECK(g.num_nodes() == g.nodes().size());
 }
 
@@ -459,7 +476,8 @@ TEST_CASE("no gradient work for inputs that depend on no source", "[tape]") {
     auto y = ((x + b) + b) + b;
     auto count_adds = [&] {
         auto g = tape.graph();
-        return std::count_if(g.nodes().begin(), g.nodes().end(), [](const auto& n) { return n.op == "AddV2"; });
+        return std::count_if(
+            g.nodes().begin(), g.nodes().end(), [](const auto& n) { return n.op == "AddV2"; });
     };
     const auto before = count_adds();
     tf::GradientOptions options;
@@ -478,7 +496,8 @@ TEST_CASE("aggregation methods differ in peak gradient memory", "[tape][memory]"
         tf::GradientTape tape;
         tape.watch(x);
         std::vector<tf::Tensor> terms;
-        for (int k = 0; k < 64; ++k) terms.push_back(x * static_cast<float>(k + 1));
+        for (int k = 0; k < 64; ++k)
+            terms.push_back(x * static_cast<float>(k + 1));
         auto y = tf::reduce_sum(tf::add_n(terms));
         terms.clear();
         tf::GradientOptions options;
@@ -494,7 +513,8 @@ TEST_CASE("aggregation methods differ in peak gradient memory", "[tape][memory]"
     const int64_t tree = peak_for(AM::experimental_tree);
     const int64_t contribution = n * 4;
     CHECK(add_n >= 64 * contribution);
-    CHECK(running <= 6 * contribution);  // seed, sum, new term, its sum, and the formula's other output
+    CHECK(running <=
+          6 * contribution);  // seed, sum, new term, its sum, and the formula's other output
     INFO("peak bytes: add_n " << add_n << ", running sum " << running << ", tree " << tree);
     CHECK(add_n > 8 * running);
     CHECK(tree <= 10 * contribution);

@@ -1,10 +1,10 @@
 // Variables: naming and scopes, the registry, assignment and copy-on-write,
 // scatter updates, TF1 get_variable / variable_scope, and every misuse error.
-#include <catch2/catch.hpp>
-
 #include <map>
 #include <random>
 #include <set>
+
+#include <catch2/catch.hpp>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -12,7 +12,9 @@ namespace tf = tapeflow;
 using Catch::Contains;
 
 namespace {
-std::vector<double> vals(const tf::Tensor& t) { return t.to_vector<double>(); }
+std::vector<double> vals(const tf::Tensor& t) {
+    return t.to_vector<double>();
+}
 }  // namespace
 
 TEST_CASE("variables have unique names, scoped by name_scope", "[variable]") {
@@ -74,7 +76,8 @@ TEST_CASE("variable names are the lowest free suffix, also after frees and colli
 TEST_CASE("many same-named variables get consecutive names", "[variable][naming]") {
     const tf::VariableOptions many{.name = "many"};
     std::vector<tf::Variable> vars;
-    for (int i = 0; i < 5000; ++i) vars.emplace_back(tf::constant(1.f), many);
+    for (int i = 0; i < 5000; ++i)
+        vars.emplace_back(tf::constant(1.f), many);
     CHECK(vars[0].name() == "many");
     CHECK(vars[4999].name() == "many_4999");
     vars.erase(vars.begin() + 17);  // frees "many_17": the next one gets it back
@@ -147,7 +150,8 @@ TEST_CASE("assignments check shape and dtype", "[variable][errors]") {
     CHECK_THROWS_WITH(v.assign(tf::constant({1.0, 2.0})),
                       Contains("checked") && Contains("float32") && Contains("float64"));
     CHECK_THROWS_AS(v.assign_add(tf::constant({1, 2})), tf::errors::InvalidArgumentError);
-    CHECK_THROWS_AS(v.assign_sub(tf::constant({{1.f, 2.f}, {3.f, 4.f}})), tf::errors::InvalidArgumentError);
+    CHECK_THROWS_AS(v.assign_sub(tf::constant({{1.f, 2.f}, {3.f, 4.f}})),
+                    tf::errors::InvalidArgumentError);
     CHECK_THROWS_AS(v.assign(tf::Tensor()), tf::errors::InvalidArgumentError);
     CHECK(vals(v.value()) == std::vector<double>{1, 2});  // failed updates change nothing
 }
@@ -158,7 +162,8 @@ TEST_CASE("scatter updates touch only the named rows", "[variable]") {
     CHECK(vals(v.value()) == std::vector<double>{1, 1, 2, 2, 14, 14});  // duplicates add up
     v.scatter_sub({tf::constant({{1.0, 2.0}}), tf::constant({0}), {3, 2}});
     CHECK(vals(v.value()) == std::vector<double>{0, -1, 2, 2, 14, 14});
-    v.scatter_update({tf::constant({{5.0, 6.0}}), tf::constant(std::vector<int64_t>{1}, {1}), {3, 2}});
+    v.scatter_update(
+        {tf::constant({{5.0, 6.0}}), tf::constant(std::vector<int64_t>{1}, {1}), {3, 2}});
     CHECK(vals(v.value()) == std::vector<double>{0, -1, 5, 6, 14, 14});
 }
 
@@ -192,7 +197,8 @@ TEST_CASE("get_variable and variable_scope follow TF1", "[variable][tf1]") {
         CHECK(w.shape() == tf::Shape{3, 4});
         auto values = vals(w.value());
         const double limit = std::sqrt(6.0 / 7.0);  // glorot_uniform
-        for (double x : values) CHECK(std::abs(x) <= limit);
+        for (double x : values)
+            CHECK(std::abs(x) <= limit);
         CHECK_THROWS_WITH(tf::get_variable("w", {.shape = tf::Shape{3, 4}}),
                           Contains("Variable tf1_layer/w already exists"));
     }
@@ -200,18 +206,23 @@ TEST_CASE("get_variable and variable_scope follow TF1", "[variable][tf1]") {
         auto scope = tf::variable_scope("tf1_layer", true);
         auto again = tf::get_variable("w");
         CHECK(again == w);
-        CHECK_THROWS_AS(tf::get_variable("w", {.shape = tf::Shape{2}}), tf::errors::InvalidArgumentError);
-        CHECK_THROWS_WITH(tf::get_variable("missing", {.shape = tf::Shape{1}}), Contains("does not exist"));
+        CHECK_THROWS_AS(tf::get_variable("w", {.shape = tf::Shape{2}}),
+                        tf::errors::InvalidArgumentError);
+        CHECK_THROWS_WITH(tf::get_variable("missing", {.shape = tf::Shape{1}}),
+                          Contains("does not exist"));
         auto nested = tf::variable_scope("inner");  // reuse is inherited
-        CHECK_THROWS_AS(tf::get_variable("x", {.shape = tf::Shape{1}}), tf::errors::InvalidArgumentError);
+        CHECK_THROWS_AS(tf::get_variable("x", {.shape = tf::Shape{1}}),
+                        tf::errors::InvalidArgumentError);
     }
     {
         auto scope = tf::variable_scope("tf1_init");
         auto from_tensor = tf::get_variable("t", {.initializer = tf::constant({1.f, 2.f})});
         CHECK(from_tensor.shape() == tf::Shape{2});
         auto from_fn = tf::get_variable(
-            "f", {.shape = tf::Shape{2}, .dtype = tf::float64,
-                  .initializer = [](const tf::Shape& s) { return tf::ones(s, tf::float64); }});
+            "f",
+            {.shape = tf::Shape{2}, .dtype = tf::float64, .initializer = [](const tf::Shape& s) {
+                 return tf::ones(s, tf::float64);
+             }});
         CHECK(vals(from_fn.value()) == std::vector<double>{1, 1});
         auto frozen = tf::get_variable("n", {.shape = tf::Shape{1}, .trainable = false});
         CHECK_FALSE(frozen.trainable());
@@ -220,9 +231,10 @@ TEST_CASE("get_variable and variable_scope follow TF1", "[variable][tf1]") {
         auto from_int = tf::get_variable("i", {.initializer = tf::constant(2)});
         CHECK(from_int.dtype() == tf::int32);
         CHECK(from_int.value().item<int>() == 2);
-        CHECK(tf::get_variable("d", {.dtype = tf::float64, .initializer = tf::constant(2.0)}).dtype() ==
-              tf::float64);
-        CHECK_THROWS_WITH(tf::get_variable("bad", {.dtype = tf::float64, .initializer = tf::constant(2)}),
-                          Contains("Initializer type 'int32' and explicit dtype 'float64' don't match"));
+        CHECK(tf::get_variable("d", {.dtype = tf::float64, .initializer = tf::constant(2.0)})
+                  .dtype() == tf::float64);
+        CHECK_THROWS_WITH(
+            tf::get_variable("bad", {.dtype = tf::float64, .initializer = tf::constant(2)}),
+            Contains("Initializer type 'int32' and explicit dtype 'float64' don't match"));
     }
 }

@@ -25,7 +25,8 @@ struct TempDirs {
     ~TempDirs() {
         std::error_code ec;
         if (std::getenv("TAPEFLOW_KEEP_TEST_FILES") == nullptr) {
-            for (const auto& d : dirs) std::filesystem::remove_all(d, ec);
+            for (const auto& d : dirs)
+                std::filesystem::remove_all(d, ec);
         }
     }
 };
@@ -66,7 +67,13 @@ inline std::map<std::string, tf::Tensor> tensors_of_every_dtype() {
     std::map<std::string, tf::Tensor> out;
     const tf::Tensor base = tf::constant({-2.5f, 0.f, 1.f, 3.75f, 100.f, -0.125f}, tf::float32);
     const tf::Shape shape{2, 3};
-    for (const tf::DType d : {tf::float32, tf::float64, tf::int32, tf::int64, tf::uint8, tf::bool_, tf::float16,
+    for (const tf::DType d : {tf::float32,
+                              tf::float64,
+                              tf::int32,
+                              tf::int64,
+                              tf::uint8,
+                              tf::bool_,
+                              tf::float16,
                               tf::bfloat16}) {
         tf::Tensor t = tf::reshape(base, shape);
         if (d == tf::uint8 || d == tf::bool_) t = tf::abs(t);

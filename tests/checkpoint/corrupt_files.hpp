@@ -15,7 +15,8 @@ namespace ckpt_test {
 inline std::string safetensors_bytes(const std::string& json, const std::string& data) {
     std::string out(8, '\0');
     const uint64_t n = json.size();
-    for (int i = 0; i < 8; ++i) out[static_cast<std::size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xff);
+    for (int i = 0; i < 8; ++i)
+        out[static_cast<std::size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xff);
     return out + json + data;
 }
 

@@ -27,8 +27,10 @@ int main(int argc, char** argv) {
                           {"values", value.cast(tf::float64).to_vector<double>()}};
     }
     const std::string prefix = tf::train::Saver(named).save(dir + "/model.ckpt", 1234);
-    std::ofstream(dir + "/expected.json") << nlohmann::json{{"file", prefix + ".safetensors"}, {"global_step", 1234},
-                                                            {"tensors", expected}}.dump(1);
+    std::ofstream(dir + "/expected.json") << nlohmann::json{
+        {"file", prefix + ".safetensors"},
+        {"global_step", 1234},
+        {"tensors", expected}}.dump(1);
     std::printf("%s\n", prefix.c_str());
     return 0;
 }

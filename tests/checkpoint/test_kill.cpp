@@ -6,14 +6,13 @@
 // read back. TAPEFLOW_KILL_TRIES sets the number of kills of each (default 12, what CI runs; the
 // issue's figures used 50 and more: `TAPEFLOW_KILL_TRIES=500 build/tests/checkpoint/test_checkpoint
 // "[kill]"`).
-#include <catch2/catch.hpp>
-
 #include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <random>
 #include <thread>
 
+#include <catch2/catch.hpp>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -77,7 +76,8 @@ std::map<std::string, tf::Tensor> restore_latest(const std::string& dir) {
     }
     t::Saver(vars).restore(*latest);
     std::map<std::string, tf::Tensor> out;
-    for (const auto& [name, v] : vars) out.emplace(name, v.value());
+    for (const auto& [name, v] : vars)
+        out.emplace(name, v.value());
     CHECK(t::checkpoint_global_step(*latest) == out.at("global_step").item<int64_t>());
     return out;
 }

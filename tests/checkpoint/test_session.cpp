@@ -1,10 +1,10 @@
 // MonitoredTrainingSession and the ready hooks: restore on start (slots deferred), periodic and
 // final checkpoints, resumption to the same values, summaries in checkpoint_dir, the NaN guard,
 // the progress bar's text, and option validation.
-#include <catch2/catch.hpp>
-
 #include <cmath>
 #include <filesystem>
+
+#include <catch2/catch.hpp>
 
 #include "checkpoint/checkpoint_test_util.hpp"
 
@@ -17,7 +17,9 @@ namespace {
 
 // A small regression trained with Adam under a MonitoredTrainingSession until `last_step`;
 // returns the final weights. Objects are created inside, as a restarted process would.
-std::vector<float> train_to(const std::string& dir, int64_t last_step, int64_t save_steps,
+std::vector<float> train_to(const std::string& dir,
+                            int64_t last_step,
+                            int64_t save_steps,
                             bool async = false) {
     tf::Variable step = t::get_or_create_global_step();
     tf::Variable w(tf::constant({0.5f, -0.25f, 1.f}), {.name = "sess_w"});
@@ -33,10 +35,13 @@ std::vector<float> train_to(const std::string& dir, int64_t last_step, int64_t s
                                          .async_checkpoints = async});
     while (!session.should_stop()) {
         session.run([&] {
-            return opt.minimize([&] {
-                const tf::Tensor pred = tf::reduce_sum(x * w.value(), {1});
-                return tf::reduce_mean(tf::square(pred - y));
-            }, {w}, step);
+            return opt.minimize(
+                [&] {
+                    const tf::Tensor pred = tf::reduce_sum(x * w.value(), {1});
+                    return tf::reduce_mean(tf::square(pred - y));
+                },
+                {w},
+                step);
         });
     }
     session.close();
@@ -45,7 +50,8 @@ std::vector<float> train_to(const std::string& dir, int64_t last_step, int64_t s
 
 }  // namespace
 
-TEST_CASE("MonitoredTrainingSession with background checkpoints resumes to the same values", "[checkpoint][session][async]") {
+TEST_CASE("MonitoredTrainingSession with background checkpoints resumes to the same values",
+          "[checkpoint][session][async]") {
     const std::string a = ckpt_test::fresh_dir("session_async_a");
     const std::string b = ckpt_test::fresh_dir("session_async_b");
     t::get_or_create_global_step().assign(tf::constant(int64_t{0}));
@@ -54,12 +60,14 @@ TEST_CASE("MonitoredTrainingSession with background checkpoints resumes to the s
     train_to(b, 5, 2, /*async=*/true);  // saves at steps 0, 2, 4 in the background, 5 at close
     CHECK(t::latest_checkpoint(b) == b + "/model.ckpt-5");  // close() waited for it
     CHECK(t::checkpoint_global_step(b + "/model.ckpt-4") == 4);
-    for (const auto& e : fs::directory_iterator(b)) CHECK_THAT(e.path().string(), !Contains(".tmp."));
+    for (const auto& e : fs::directory_iterator(b))
+        CHECK_THAT(e.path().string(), !Contains(".tmp."));
     t::get_or_create_global_step().assign(tf::constant(int64_t{0}));
     CHECK(train_to(b, 10, 2, /*async=*/true) == straight);  // bitwise, as the synchronous run
 }
 
-TEST_CASE("MonitoredTrainingSession: a resumed run reaches the uninterrupted run's values", "[checkpoint][session]") {
+TEST_CASE("MonitoredTrainingSession: a resumed run reaches the uninterrupted run's values",
+          "[checkpoint][session]") {
     const std::string a = ckpt_test::fresh_dir("session_a");
     const std::string b = ckpt_test::fresh_dir("session_b");
     t::get_or_create_global_step().assign(tf::constant(int64_t{0}));
@@ -79,6 +87,7 @@ TEST_CASE("MonitoredTrainingSession: a resumed run reaches the uninterrupted run
 
     // Summaries went to the checkpoint directory.
     bool events = false;
-    for (const auto& e : fs::directory_iterator(a)) events = events || e.path().filename().string().starts_with("events.out.tfevents");
+    for (const auto& e : fs::directory_iterator(a))
+        events = events || e.path().filename().string().starts_with("events.out.tfevents");
     CHECK(events);
 }

@@ -41,12 +41,16 @@ int main(int argc, char** argv) {
     while (!session.should_stop()) {
         session.run([&] {
             const int64_t s = t::global_step(step);
-            const tf::Tensor rows = tf::constant({s % 64, (s * 7 + 3) % 64, (s * 13 + 5) % 64, (s * 29 + 1) % 64});
+            const tf::Tensor rows =
+                tf::constant({s % 64, (s * 7 + 3) % 64, (s * 13 + 5) % 64, (s * 29 + 1) % 64});
             const tf::Tensor x = tf::gather(x_all, rows), y = tf::gather(y_all, rows);
-            const tf::Tensor loss = opt.minimize([&] {
-                const tf::Tensor h = tf::nn::relu(tf::matmul(x, w1.value()) + b1.value());
-                return tf::reduce_mean(tf::square(tf::matmul(h, w2.value()) - y));
-            }, {w1, b1, w2}, step);
+            const tf::Tensor loss = opt.minimize(
+                [&] {
+                    const tf::Tensor h = tf::nn::relu(tf::matmul(x, w1.value()) + b1.value());
+                    return tf::reduce_mean(tf::square(tf::matmul(h, w2.value()) - y));
+                },
+                {w1, b1, w2},
+                step);
             ema.apply({w1, b1, w2});
             return loss;
         });

@@ -1,14 +1,15 @@
 // The CPU kernel set picked at run time (lib/kernels/isa): the best level that was built and that
 // this CPU runs, checked against the CPU's flags in /proc/cpuinfo (an independent source), or the
 // level TAPEFLOW_EXPECT_CPU_ISA names (the qemu tests, whose /proc/cpuinfo is the host's).
-#include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
+
+#include <catch2/catch.hpp>
+
 #include <tapeflow/tapeflow.hpp>
 
 #include "kernels/isa/dispatch.hpp"
@@ -24,7 +25,8 @@ std::set<std::string> cpu_flags() {
         if (line.rfind("flags", 0) != 0) continue;
         std::istringstream words(line.substr(line.find(':') + 1));
         std::set<std::string> flags;
-        for (std::string w; words >> w;) flags.insert(w);
+        for (std::string w; words >> w;)
+            flags.insert(w);
         return flags;
     }
     return {};
@@ -38,8 +40,8 @@ bool has_level(const std::set<std::string>& f, std::string_view level) {
         return true;
     };
     const bool v2 = all({"cx16", "lahf_lm", "popcnt", "sse4_1", "sse4_2", "ssse3"});
-    const bool v3 = v2 && all({"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe",
-                               "xsave"});
+    const bool v3 =
+        v2 && all({"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave"});
     const bool v4 = v3 && all({"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"});
     if (level == "x86-64-v2") return v2;
     if (level == "x86-64-v3") return v3;
@@ -52,7 +54,9 @@ bool has_level(const std::set<std::string>& f, std::string_view level) {
 TEST_CASE("the CPU kernels are the best set built for this CPU", "[cpu_isa]") {
     const std::string_view active = tf::cpu_isa::active_level();
     const std::string built(tf::cpu_isa::built_levels());
-    std::printf("CPU kernels: %.*s (built: %s)\n", static_cast<int>(active.size()), active.data(),
+    std::printf("CPU kernels: %.*s (built: %s)\n",
+                static_cast<int>(active.size()),
+                active.data(),
                 built.c_str());
     // The kernels of that set run.
     const tf::Tensor x = tf::range(0.f, 1000.f) / 1000.f;

@@ -43,7 +43,8 @@ TEST_CASE("ragged initializer lists raise InvalidArgumentError", "[creation][err
     CHECK_THROWS_AS(tf::constant({{1, 2}, {3}}), tf::errors::InvalidArgumentError);
     CHECK_THROWS_WITH(tf::constant({{1, 2}, {3}}), Contains("non-rectangular"));
     CHECK_THROWS_AS(tf::constant({{{1, 2}, {3, 4}}, {{5, 6}}}), tf::errors::InvalidArgumentError);
-    CHECK_THROWS_AS(tf::constant({{{1, 2}, {3, 4}}, {{5, 6}, {7}}}), tf::errors::InvalidArgumentError);
+    CHECK_THROWS_AS(tf::constant({{{1, 2}, {3, 4}}, {{5, 6}, {7}}}),
+                    tf::errors::InvalidArgumentError);
 }
 
 TEST_CASE("constant from a vector and a shape", "[creation]") {
@@ -55,10 +56,12 @@ TEST_CASE("constant from a vector and a shape", "[creation]") {
     CHECK(tf::constant(std::vector<bool>{true, false}, {2}).to_vector<bool>() ==
           std::vector<bool>{true, false});
     CHECK(tf::constant(std::vector<double>{}, {0, 4}).shape() == tf::Shape{0, 4});
-    CHECK_THROWS_AS(tf::constant(std::vector<float>{1, 2, 3}, {2, 2}), tf::errors::InvalidArgumentError);
+    CHECK_THROWS_AS(tf::constant(std::vector<float>{1, 2, 3}, {2, 2}),
+                    tf::errors::InvalidArgumentError);
     CHECK_THROWS_WITH(tf::constant(std::vector<float>{1, 2, 3}, {2, 2}),
                       Contains("3 values") && Contains("(2, 2)"));
-    CHECK_THROWS_AS(tf::constant(std::vector<float>{1, 2}, {2, -1}), tf::errors::InvalidArgumentError);
+    CHECK_THROWS_AS(tf::constant(std::vector<float>{1, 2}, {2, -1}),
+                    tf::errors::InvalidArgumentError);
 }
 
 TEST_CASE("fill, zeros, ones and the _like variants", "[creation]") {
@@ -86,7 +89,8 @@ TEST_CASE("range follows tf.range", "[creation]") {
     CHECK(tf::range(2, 2).num_elements() == 0);
     CHECK(tf::range(0, 1, 0.1, tf::float64).num_elements() == 10);
     CHECK_THROWS_AS(tf::range(0, 5, 0), tf::errors::InvalidArgumentError);
-    CHECK_THROWS_WITH(tf::range(0, 5, 0), Contains("Requires delta != 0") && Contains("[Op:Range]"));
+    CHECK_THROWS_WITH(tf::range(0, 5, 0),
+                      Contains("Requires delta != 0") && Contains("[Op:Range]"));
     CHECK_THROWS_WITH(tf::range(5, 0, 1), Contains("Requires start <= limit when delta > 0: 5/0"));
     CHECK_THROWS_AS(tf::range(0, 5, -1), tf::errors::InvalidArgumentError);
     CHECK_THROWS_AS(tf::range(0, 5, 0.5, tf::int32), tf::errors::InvalidArgumentError);

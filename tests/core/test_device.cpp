@@ -1,7 +1,7 @@
 // Device parsing, naming, default-device scopes and CUDA discovery on GPU-less machines.
-#include <catch2/catch.hpp>
-
 #include <thread>
+
+#include <catch2/catch.hpp>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -30,11 +30,13 @@ TEST_CASE("device names", "[device]") {
 }
 
 TEST_CASE("unparseable device strings raise InvalidArgumentError", "[device][errors]") {
-    for (const char* bad : {"", "tpu:0", "gpu:", "gpu:x", "gpu:-1", "cpu:1", "/device:", "gpu:1a"}) {
+    for (const char* bad :
+         {"", "tpu:0", "gpu:", "gpu:x", "gpu:-1", "cpu:1", "/device:", "gpu:1a"}) {
         CAPTURE(bad);
         CHECK_THROWS_AS(tf::Device::parse(bad), tf::errors::InvalidArgumentError);
     }
-    CHECK_THROWS_WITH(tf::Device::parse("tpu:0"), Catch::Contains("'tpu:0'") && Catch::Contains("tpu"));
+    CHECK_THROWS_WITH(tf::Device::parse("tpu:0"),
+                      Catch::Contains("'tpu:0'") && Catch::Contains("tpu"));
     CHECK_THROWS_AS(tf::Device::cuda(-1), tf::errors::InvalidArgumentError);
 }
 

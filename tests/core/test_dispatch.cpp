@@ -24,14 +24,16 @@ TEST_CASE("every op in op_list.def has a name, a TF type and a CPU kernel", "[di
     CHECK(tf::op_arity(Op::fill) == 0);
 }
 
-TEST_CASE("a missing kernel raises UnimplementedError naming op, device and dtype", "[dispatch][errors]") {
+TEST_CASE("a missing kernel raises UnimplementedError naming op, device and dtype",
+          "[dispatch][errors]") {
     try {
         (void)tf::kernel_registry().find(Op::random_normal, tf::Device::cpu(), tf::int32);
         FAIL("expected UnimplementedError");
     } catch (const tf::errors::UnimplementedError& e) {
         const std::string what = e.what();
-        CHECK_THAT(what, Catch::Contains("random_normal") && Catch::Contains("/device:CPU:0") &&
-                             Catch::Contains("int32") && Catch::Contains("[Op:RandomStandardNormal]"));
+        CHECK_THAT(what,
+                   Catch::Contains("random_normal") && Catch::Contains("/device:CPU:0") &&
+                       Catch::Contains("int32") && Catch::Contains("[Op:RandomStandardNormal]"));
         CHECK(e.code() == tf::errors::Code::unimplemented);
     }
     if (!tf::cuda::is_available()) {
@@ -53,7 +55,8 @@ TEST_CASE("apply allocates outputs and runs the kernel", "[dispatch]") {
 TEST_CASE("outputs that alias an input share its storage and run no kernel", "[dispatch]") {
     auto x = tf::constant({1, 2, 3, 4, 5, 6});
     // Op::random_normal has no int32 kernel: a pure view must not dispatch at all.
-    std::vector<tf::OutputSpec> halves{{tf::Shape{3}, tf::int32, 0, 0}, {tf::Shape{3}, tf::int32, 0, 12}};
+    std::vector<tf::OutputSpec> halves{{tf::Shape{3}, tf::int32, 0, 0},
+                                       {tf::Shape{3}, tf::int32, 0, 12}};
     auto parts = tf::apply_multi(Op::identity, std::span<const tf::Tensor>(&x, 1), halves);
     REQUIRE(parts.size() == 2);
     CHECK(parts[0].to_vector<int>() == std::vector<int>{1, 2, 3});
@@ -64,7 +67,8 @@ TEST_CASE("outputs that alias an input share its storage and run no kernel", "[d
 
 TEST_CASE("apply validates its inputs", "[dispatch][errors]") {
     auto x = tf::constant({1.f});
-    CHECK_THROWS_AS(tf::apply(Op::cast, {x, x}, {x.shape(), tf::float32}), tf::errors::InternalError);
+    CHECK_THROWS_AS(tf::apply(Op::cast, {x, x}, {x.shape(), tf::float32}),
+                    tf::errors::InternalError);
     CHECK_THROWS_AS(tf::apply(Op::cast, {tf::Tensor()}, {x.shape(), tf::float32}),
                     tf::errors::InvalidArgumentError);
     CHECK_THROWS_WITH(tf::apply(Op::cast, {tf::Tensor()}, {x.shape(), tf::float32}),

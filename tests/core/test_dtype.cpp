@@ -14,10 +14,14 @@ TEST_CASE("dtype names, sizes and categories", "[dtype]") {
         bool integer;
     };
     const Row rows[] = {
-        {tf::float32, "float32", 4, true, false}, {tf::float64, "float64", 8, true, false},
-        {tf::int32, "int32", 4, false, true},     {tf::int64, "int64", 8, false, true},
-        {tf::uint8, "uint8", 1, false, true},     {tf::bool_, "bool", 1, false, false},
-        {tf::float16, "float16", 2, true, false}, {tf::bfloat16, "bfloat16", 2, true, false},
+        {tf::float32, "float32", 4, true, false},
+        {tf::float64, "float64", 8, true, false},
+        {tf::int32, "int32", 4, false, true},
+        {tf::int64, "int64", 8, false, true},
+        {tf::uint8, "uint8", 1, false, true},
+        {tf::bool_, "bool", 1, false, false},
+        {tf::float16, "float16", 2, true, false},
+        {tf::bfloat16, "bfloat16", 2, true, false},
     };
     for (const auto& r : rows) {
         CAPTURE(r.name);

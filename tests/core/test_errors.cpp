@@ -6,7 +6,8 @@
 namespace tf = tapeflow;
 namespace errors = tf::errors;
 
-TEMPLATE_TEST_CASE_SIG("each error type carries its TensorFlow code", "[errors]",
+TEMPLATE_TEST_CASE_SIG("each error type carries its TensorFlow code",
+                       "[errors]",
                        ((typename E, errors::Code C), E, C),
                        (errors::InvalidArgumentError, errors::Code::invalid_argument),
                        (errors::NotFoundError, errors::Code::not_found),
@@ -34,9 +35,11 @@ TEMPLATE_TEST_CASE_SIG("each error type carries its TensorFlow code", "[errors]"
 }
 
 TEST_CASE("LookupError and RuntimeError derive from OpError", "[errors]") {
-    CHECK_THROWS_AS(throw errors::LookupError("No gradient defined for operation 'X'"), errors::OpError);
-    CHECK_THROWS_AS(throw errors::RuntimeError("A non-persistent GradientTape can only be used once"),
+    CHECK_THROWS_AS(throw errors::LookupError("No gradient defined for operation 'X'"),
                     errors::OpError);
+    CHECK_THROWS_AS(
+        throw errors::RuntimeError("A non-persistent GradientTape can only be used once"),
+        errors::OpError);
 }
 
 TEST_CASE("TensorFlow's numbering of status codes", "[errors]") {

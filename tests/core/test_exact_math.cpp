@@ -1,16 +1,17 @@
-// exact::log and exact::sincos_radians (lib/kernels/shared/exact_math.hpp), the double-precision math of the
-// random generators that must give the same bits on CPU and GPU: error against long double references
-// and against std:: over random and edge arguments, and the special values of log.
-#include <catch2/catch.hpp>
-
+// exact::log and exact::sincos_radians (lib/kernels/shared/exact_math.hpp), the double-precision
+// math of the random generators that must give the same bits on CPU and GPU: error against long
+// double references and against std:: over random and edge arguments, and the special values of
+// log.
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
 #include <vector>
 
-#include "kernels/shared/exact_math.hpp"
+#include <catch2/catch.hpp>
+
 #include "kernels/shared/distributions.hpp"
+#include "kernels/shared/exact_math.hpp"
 
 namespace exact = tapeflow::exact;
 namespace philox = tapeflow::philox;
@@ -36,37 +37,57 @@ std::vector<double> unit_samples() {
     for (int i = 0; i < 200000; ++i) {
         u.push_back(static_cast<double>(bits() >> 11) * 0x1p-53);
     }
-    for (double edge : {0.0, 0x1p-53, 0x1p-40, 1e-10, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 1.0 / 3}) {
+    for (double edge :
+         {0.0, 0x1p-53, 0x1p-40, 1e-10, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 1.0 / 3}) {
         for (int k = -3; k <= 3; ++k) {
             const double v = edge + k * 0x1p-53;
             if (v >= 0 && v < 1) u.push_back(v);
         }
     }
-    for (int k = 1; k <= 8; ++k) u.push_back(1.0 - k * 0x1p-53);  // 2 pi u just below 2 pi
+    for (int k = 1; k <= 8; ++k)
+        u.push_back(1.0 - k * 0x1p-53);  // 2 pi u just below 2 pi
     return u;
 }
 
 }  // namespace
 
-TEST_CASE("exact::log is within 1 ulp of the true logarithm and of std::log", "[random][exact_math]") {
+TEST_CASE("exact::log is within 1 ulp of the true logarithm and of std::log",
+          "[random][exact_math]") {
     std::vector<double> xs;
-    for (double u : unit_samples()) xs.push_back(1.0 - u);  // what Box-Muller takes the log of
+    for (double u : unit_samples())
+        xs.push_back(1.0 - u);  // what Box-Muller takes the log of
     std::mt19937_64 bits(7);
     for (int i = 0; i < 100000; ++i) {  // positive finite doubles of every exponent
         const double x = std::ldexp(1.0 + static_cast<double>(bits() >> 12) * 0x1p-52,
                                     static_cast<int>(bits() % 2098) - 1074);
         if (x > 0 && std::isfinite(x)) xs.push_back(x);
     }
-    for (double x : {1.0, 2.0, 0.5, 4.0, M_E, M_SQRT2, M_SQRT1_2, 1 + 0x1p-52, 1 + 0x1p-21,
-                     1 - 0x1p-21, 1 + 0x1p-19, 0x1p-1074, 0x1p-1022, 3e-310, 1e300, std::numeric_limits<double>::max()}) {
+    for (double x : {1.0,
+                     2.0,
+                     0.5,
+                     4.0,
+                     M_E,
+                     M_SQRT2,
+                     M_SQRT1_2,
+                     1 + 0x1p-52,
+                     1 + 0x1p-21,
+                     1 - 0x1p-21,
+                     1 + 0x1p-19,
+                     0x1p-1074,
+                     0x1p-1022,
+                     3e-310,
+                     1e300,
+                     std::numeric_limits<double>::max()}) {
         xs.push_back(x);
     }
     double worst = 0, worst_vs_std = 0;
     for (double x : xs) {
         const double y = exact::log(x);
         worst = std::max(worst, ulp_error(y, std::log(static_cast<long double>(x))));
-        if (std::log(x) != 0) worst_vs_std = std::max(worst_vs_std, ulps_between(y, std::log(x)));
-        else CHECK(y == 0.0);
+        if (std::log(x) != 0)
+            worst_vs_std = std::max(worst_vs_std, ulps_between(y, std::log(x)));
+        else
+            CHECK(y == 0.0);
     }
     INFO("max error " << worst << " ulp, max distance to std::log " << worst_vs_std << " ulp");
     CHECK(worst < 1.0);
@@ -85,10 +106,13 @@ TEST_CASE("exact::sincos_radians is within 1 ulp of sin and cos", "[random][exac
         double s = 0, c = 0;
         exact::sincos_radians(x, s, c);
         const long double xl = x;
-        if (x != 0) worst = std::max({worst, ulp_error(s, std::sin(xl)), ulp_error(c, std::cos(xl))});
-        worst_vs_std = std::max({worst_vs_std, ulps_between(s, std::sin(x)), ulps_between(c, std::cos(x))});
+        if (x != 0)
+            worst = std::max({worst, ulp_error(s, std::sin(xl)), ulp_error(c, std::cos(xl))});
+        worst_vs_std =
+            std::max({worst_vs_std, ulps_between(s, std::sin(x)), ulps_between(c, std::cos(x))});
     }
-    INFO("max error " << worst << " ulp, max difference to std::sin/cos " << worst_vs_std << " ulp");
+    INFO("max error " << worst << " ulp, max difference to std::sin/cos " << worst_vs_std
+                      << " ulp");
     CHECK(worst < 1.0);
     CHECK(worst_vs_std <= 1.0);
     double s = 1, c = 0;

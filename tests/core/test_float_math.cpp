@@ -1,13 +1,12 @@
-// exact::logf_tf and exact::sincosf_tf (lib/kernels/shared/float_math.hpp) against the C library on every
-// argument TensorFlow's float Box-Muller can pass them: u1 = max(m * 2^-23, 1e-7) and
-// v1 = float(2 pi m * 2^-23) for all 2^23 mantissas m. TensorFlow's CPU kernel calls glibc's logf and
+// exact::logf_tf and exact::sincosf_tf (lib/kernels/shared/float_math.hpp) against the C library on
+// every argument TensorFlow's float Box-Muller can pass them: u1 = max(m * 2^-23, 1e-7) and v1 =
+// float(2 pi m * 2^-23) for all 2^23 mantissas m. TensorFlow's CPU kernel calls glibc's logf and
 // sincosf, so on glibc the two must agree on every one of them.
-#include <catch2/catch.hpp>
-
-#include <math.h>
-
 #include <cmath>
 #include <cstdint>
+
+#include <catch2/catch.hpp>
+#include <math.h>
 
 #include "kernels/shared/distributions.hpp"
 
@@ -24,7 +23,8 @@ TEST_CASE("logf_tf and sincosf_tf give the C library's floats on Box-Muller's ar
         float u1 = philox::uint32_to_float(m);
         if (u1 < 1.0e-7f) u1 = 1.0e-7f;
         if (exact::logf_tf(u1) != std::log(u1)) ++log_mismatches;
-        const auto v1 = static_cast<float>(2 * M_PI * static_cast<double>(philox::uint32_to_float(m)));
+        const auto v1 =
+            static_cast<float>(2 * M_PI * static_cast<double>(philox::uint32_to_float(m)));
         float s = 0, c = 0;
         exact::sincosf_tf(v1, s, c);
         float libc_s = 0, libc_c = 0;

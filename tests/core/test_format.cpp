@@ -1,11 +1,11 @@
 // Printing: TensorFlow 2's print(t). Every expected string was produced with
 // NumPy 1.24, as str(np.array(..., dtype=...)) wrapped the way TensorFlow's numpy_text does
 // ("\n" first when the text has several lines). bfloat16 follows TensorFlow's own numpy type.
-#include <catch2/catch.hpp>
-
 #include <cmath>
 #include <numeric>
 #include <sstream>
+
+#include <catch2/catch.hpp>
 
 #include <tapeflow/tapeflow.hpp>
 

@@ -1,8 +1,8 @@
 // tf::logging: levels, the sink, fmt formatting, fatal throwing instead of aborting.
-#include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -11,7 +11,9 @@ namespace logging = tf::logging;
 
 namespace {
 std::vector<std::pair<int, std::string>> captured;
-void capture(logging::Level level, std::string_view message) { captured.emplace_back(level, message); }
+void capture(logging::Level level, std::string_view message) {
+    captured.emplace_back(level, message);
+}
 }  // namespace
 
 TEST_CASE("messages below the verbosity are dropped", "[logging]") {

@@ -1,13 +1,12 @@
 // tf::random: TensorFlow's numbers bit for bit. The Philox generator against its published test
-// vectors, values printed by TensorFlow's docs, tests and tutorials (each with its source), TensorFlow
-// 2 eager's seed rules and per-call reservations, independence from the thread count, and the
-// moments of each distribution.
-#include <catch2/catch.hpp>
-
+// vectors, values printed by TensorFlow's docs, tests and tutorials (each with its source),
+// TensorFlow 2 eager's seed rules and per-call reservations, independence from the thread count,
+// and the moments of each distribution.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
+#include <catch2/catch.hpp>
 #include <omp.h>
 
 #include <tapeflow/tapeflow.hpp>
@@ -25,9 +24,15 @@ std::vector<float> normals_at(const philox::Generator& gen, int n) {
     std::vector<float> out(static_cast<std::size_t>(n));
     for (int g = 0; 4 * g < n; ++g) {
         float v[4];
-        philox::sample_group<float>(philox::Dist::normal, philox::Format::f32, gen,
-                                    static_cast<uint64_t>(g), 1.0f, 0.0f, v);
-        for (int j = 0; j < 4 && 4 * g + j < n; ++j) out[static_cast<std::size_t>(4 * g + j)] = v[j];
+        philox::sample_group<float>(philox::Dist::normal,
+                                    philox::Format::f32,
+                                    gen,
+                                    static_cast<uint64_t>(g),
+                                    1.0f,
+                                    0.0f,
+                                    v);
+        for (int j = 0; j < 4 && 4 * g + j < n; ++j)
+            out[static_cast<std::size_t>(4 * g + j)] = v[j];
     }
     return out;
 }
@@ -35,7 +40,9 @@ std::vector<float> normals_at(const philox::Generator& gen, int n) {
 }  // namespace
 
 TEST_CASE("Philox4x32-10 matches the Random123 known-answer vectors", "[random]") {
-    auto run = [](philox::Block counter, philox::Key key) { return philox::generate(key, counter); };
+    auto run = [](philox::Block counter, philox::Key key) {
+        return philox::generate(key, counter);
+    };
     auto b = run({{0, 0, 0, 0}}, {{0, 0}});
     CHECK(b.v[0] == 0x6627e8d5U);
     CHECK(b.v[1] == 0xe169c58dU);
@@ -71,13 +78,14 @@ TEST_CASE("skip moves the 128-bit counter with TensorFlow's carries", "[random]"
     CHECK(gen.counter.v[1] == 1);
 }
 
-TEST_CASE("the classic tutorial's tf.random_normal([2, 3], stddev=1, seed=1)", "[random][tf_values]") {
+TEST_CASE("the classic tutorial's tf.random_normal([2, 3], stddev=1, seed=1)",
+          "[random][tf_values]") {
     // Printed by the TF1 tutorials and books (e.g. "TensorFlow: Google deep learning framework in
     // practice", chapter 3, and the TensorFlow 1 get-started material): a graph op with only an op
     // seed uses the pair (DEFAULT_GRAPH_SEED, 1) from the start of its stream. In tapeflow that is
     // the first call with seed 1 after set_seed(kDefaultGraphSeed) (or with no global seed at all).
-    const std::vector<float> expected{-0.8113182f, 1.4845988f, 0.06532937f,
-                                      -2.4427042f, 0.0992484f, 0.5912243f};
+    const std::vector<float> expected{
+        -0.8113182f, 1.4845988f, 0.06532937f, -2.4427042f, 0.0992484f, 0.5912243f};
     tf::random::set_seed(tf::random::kDefaultGraphSeed);
     CHECK(tf::random::normal({2, 3}, 0, 1, tf::float32, 1).to_vector<float>() == expected);
     // the same stream at the generator level: key 87654321, counter (0, 0, 1)
@@ -94,21 +102,26 @@ TEST_CASE("the classic tutorial's tf.random_normal([2, 3], stddev=1, seed=1)", "
     CHECK(y.item<float>() == Approx(3.95757794).epsilon(1e-7));
 }
 
-TEST_CASE("tf.random.Generator.from_seed(1234) and stateless_normal seed=[1, 2]", "[random][tf_values]") {
+TEST_CASE("tf.random.Generator.from_seed(1234) and stateless_normal seed=[1, 2]",
+          "[random][tf_values]") {
     // The same normal distribution in TensorFlow's other Philox kernels. Generator.from_seed(1234)
-    // starts at key 0, counter 1234 (tf.random.Generator's docstring, and stateful_random_ops_test.py
-    // testTF1, whose second call starts 6 * 256 blocks later: 256 per output).
-    // These sources print 7 or 8 digits, not always enough to name the float: compared within 1e-7.
+    // starts at key 0, counter 1234 (tf.random.Generator's docstring, and
+    // stateful_random_ops_test.py testTF1, whose second call starts 6 * 256 blocks later: 256 per
+    // output). These sources print 7 or 8 digits, not always enough to name the float: compared
+    // within 1e-7.
     const auto close = [](const std::vector<float>& got, const std::vector<float>& printed) {
         REQUIRE(got.size() == printed.size());
-        for (std::size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(printed[i]).epsilon(1e-7));
+        for (std::size_t i = 0; i < got.size(); ++i)
+            CHECK(got[i] == Approx(printed[i]).epsilon(1e-7));
     };
     philox::Generator gen{{{0, 0}}, {{1234, 0, 0, 0}}};
-    close(normals_at(gen, 6), {0.9356609f, 1.0854305f, -0.93788373f, -0.50615472f, 1.31697023f, 0.71375787f});
+    close(normals_at(gen, 6),
+          {0.9356609f, 1.0854305f, -0.93788373f, -0.50615472f, 1.31697023f, 0.71375787f});
     gen.skip(6 * 256);
-    close(normals_at(gen, 6), {-0.3964749f, 0.8369565f, -0.30946946f, 1.1206646f, 1.00852597f, -0.10185789f});
-    // stateless_normal([2, 3], seed=[1, 2]) (TensorFlow's "Random number generation" guide): the seed
-    // pair is the counter under a fixed key; that block gives the op's key and counter words.
+    close(normals_at(gen, 6),
+          {-0.3964749f, 0.8369565f, -0.30946946f, 1.1206646f, 1.00852597f, -0.10185789f});
+    // stateless_normal([2, 3], seed=[1, 2]) (TensorFlow's "Random number generation" guide): the
+    // seed pair is the counter under a fixed key; that block gives the op's key and counter words.
     const philox::Block mix = philox::generate({{0x3ec8f720U, 0x02461e29U}}, {{1, 0, 2, 0}});
     const philox::Generator stateless{{{mix.v[0], mix.v[1]}}, {{0, 0, mix.v[2], mix.v[3]}}};
     // The guide's output differs from TensorFlow's CPU kernel by up to 2 ulps in two values
@@ -147,13 +160,15 @@ TEST_CASE("op seeds come from Python's random.Random(global seed), as in TF2 eag
 }
 
 TEST_CASE("a second call with the same seeds continues 256 blocks per output later", "[random]") {
-    // tf.random.set_seed's docs: uniform([1], seed=1) twice gives 'A1' then 'A2' (one cached kernel);
-    // set_seed resets it. TensorFlow's kernel reserves 256 blocks per output of each call.
+    // tf.random.set_seed's docs: uniform([1], seed=1) twice gives 'A1' then 'A2' (one cached
+    // kernel); set_seed resets it. TensorFlow's kernel reserves 256 blocks per output of each call.
     tf::random::set_seed(tf::random::kDefaultGraphSeed);
     const auto a1 = tf::random::normal({2, 3}, 0, 1, tf::float32, 1).to_vector<float>();
     const auto a2 = tf::random::normal({5}, 0, 1, tf::float32, 1).to_vector<float>();
-    const auto u1 = tf::random::uniform({4}, 0, 1, tf::float32, 1).to_vector<float>();  // its own kernel
-    const auto d1 = tf::random::normal({4}, 0, 1, tf::float64, 1).to_vector<double>();  // and this one
+    const auto u1 =
+        tf::random::uniform({4}, 0, 1, tf::float32, 1).to_vector<float>();  // its own kernel
+    const auto d1 =
+        tf::random::normal({4}, 0, 1, tf::float64, 1).to_vector<double>();  // and this one
     tf::random::set_seed(tf::random::kDefaultGraphSeed);
     const auto all = tf::random::normal({6 * 256 * 4 + 5}, 0, 1, tf::float32, 1).to_vector<float>();
     CHECK(std::equal(a1.begin(), a1.end(), all.begin()));
@@ -168,12 +183,14 @@ TEST_CASE("values do not depend on the thread count", "[random]") {
         CAPTURE(tf::dtype_name(dtype));
         const double hi = dtype == tf::int64 ? 1000 : 1;
         tf::random::set_seed(5);
-        auto many = tf::random::truncated_normal({100001}, 0, 1, dtype == tf::int64 ? tf::float32 : dtype, 3)
+        auto many = tf::random::truncated_normal(
+                        {100001}, 0, 1, dtype == tf::int64 ? tf::float32 : dtype, 3)
                         .to_vector<double>();
         auto uni = tf::random::uniform({100001}, 0, hi, dtype, 3).to_vector<double>();
         tf::random::set_seed(5);
         omp_set_num_threads(1);
-        CHECK(tf::random::truncated_normal({100001}, 0, 1, dtype == tf::int64 ? tf::float32 : dtype, 3)
+        CHECK(tf::random::truncated_normal(
+                  {100001}, 0, 1, dtype == tf::int64 ? tf::float32 : dtype, 3)
                   .to_vector<double>() == many);
         CHECK(tf::random::uniform({100001}, 0, hi, dtype, 3).to_vector<double>() == uni);
         omp_set_num_threads(saved);
@@ -182,9 +199,9 @@ TEST_CASE("values do not depend on the thread count", "[random]") {
 
 TEST_CASE("each distribution follows TensorFlow's kernel on the raw words", "[random]") {
     // Rebuilt here from the words of the stream (random_distributions.h): uniform float = 23 bits
-    // under exponent 0 minus 1, then * (maxval - minval) + minval in float; int32 = lo + word % range;
-    // int64 = lo + (low word | high word << 32) % range; truncated normal group g = the first four
-    // Box-Muller values with |v| < 2 of the words from block 256 g on.
+    // under exponent 0 minus 1, then * (maxval - minval) + minval in float; int32 = lo + word %
+    // range; int64 = lo + (low word | high word << 32) % range; truncated normal group g = the
+    // first four Box-Muller values with |v| < 2 of the words from block 256 g on.
     tf::random::set_seed(tf::random::kDefaultGraphSeed);
     const auto gen = philox::Generator::from_seeds(tf::random::kDefaultGraphSeed, 9);
     const auto uni = tf::random::uniform({6}, -1, 2.5, tf::float32, 9).to_vector<float>();
@@ -193,13 +210,15 @@ TEST_CASE("each distribution follows TensorFlow's kernel on the raw words", "[ra
     const auto trunc = tf::random::truncated_normal({9}, 0, 1, tf::float32, 9).to_vector<float>();
     philox::Generator g = gen;
     const philox::Block b0 = g.next(), b1 = g.next();
-    const uint32_t words[8] = {b0.v[0], b0.v[1], b0.v[2], b0.v[3], b1.v[0], b1.v[1], b1.v[2], b1.v[3]};
+    const uint32_t words[8] = {
+        b0.v[0], b0.v[1], b0.v[2], b0.v[3], b1.v[0], b1.v[1], b1.v[2], b1.v[3]};
     for (int i = 0; i < 6; ++i) {
         const float unit = philox::uint32_to_float(words[i]);
         volatile float scaled = unit * 3.5f;
         CHECK(uni[static_cast<std::size_t>(i)] == scaled + -1.0f);
     }
-    for (int i = 0; i < 5; ++i) CHECK(ints[static_cast<std::size_t>(i)] == -3 + static_cast<int32_t>(words[i] % 13));
+    for (int i = 0; i < 5; ++i)
+        CHECK(ints[static_cast<std::size_t>(i)] == -3 + static_cast<int32_t>(words[i] % 13));
     for (int i = 0; i < 3; ++i) {
         const uint64_t bits = words[2 * i] | (static_cast<uint64_t>(words[2 * i + 1]) << 32);
         CHECK(longs[static_cast<std::size_t>(i)] == static_cast<int64_t>(bits % 1000000000000ULL));
@@ -217,12 +236,14 @@ TEST_CASE("each distribution follows TensorFlow's kernel on the raw words", "[ra
             }
         }
         for (int j = 0; j < 4 && 4 * group + j < 9; ++j) {
-            CHECK(trunc[static_cast<std::size_t>(4 * group + j)] == kept[static_cast<std::size_t>(j)]);
+            CHECK(trunc[static_cast<std::size_t>(4 * group + j)] ==
+                  kept[static_cast<std::size_t>(j)]);
         }
     }
 }
 
-TEST_CASE("shuffle is TensorFlow's forward Fisher-Yates and reserves one word per swap", "[random]") {
+TEST_CASE("shuffle is TensorFlow's forward Fisher-Yates and reserves one word per swap",
+          "[random]") {
     tf::random::set_seed(3);
     std::vector<int> values(200);
     std::iota(values.begin(), values.end(), 0);
@@ -237,7 +258,8 @@ TEST_CASE("shuffle is TensorFlow's forward Fisher-Yates and reserves one word pe
         philox::WordStream words{gen};
         std::vector<int> perm(100);
         std::iota(perm.begin(), perm.end(), 0);
-        for (int i = 0; i < 99; ++i) std::swap(perm[i], perm[i + words.next() % (100 - i)]);
+        for (int i = 0; i < 99; ++i)
+            std::swap(perm[i], perm[i + words.next() % (100 - i)]);
         for (std::size_t r = 0; r < 100; ++r) {
             CHECK(result[2 * r] == 2 * perm[r]);  // rows move whole
             CHECK(result[2 * r + 1] == 2 * perm[r] + 1);
@@ -255,7 +277,8 @@ TEST_CASE("dropout's mask is uniform(seed) >= rate, as tf.nn.dropout's", "[rando
     tf::random::set_seed(tf::random::kDefaultGraphSeed);
     const auto noise = tf::random::uniform({64}, 0, 1, tf::float32, 5).to_vector<float>();
     const auto scale = static_cast<float>(1.0 / 0.75);
-    for (std::size_t i = 0; i < noise.size(); ++i) CHECK(dropped[i] == (noise[i] >= 0.25f ? scale : 0.0f));
+    for (std::size_t i = 0; i < noise.size(); ++i)
+        CHECK(dropped[i] == (noise[i] >= 0.25f ? scale : 0.0f));
 }
 
 TEST_CASE("16-bit floats are float32's Box-Muller rounded, then TensorFlow's half arithmetic",
@@ -273,7 +296,8 @@ TEST_CASE("16-bit floats are float32's Box-Muller rounded, then TensorFlow's hal
     const auto halves = tf::random::uniform({4}, 0, 1, tf::float16, 2).to_vector<float>();
     philox::Generator g = gen;
     const philox::Block b = g.next();
-    for (int j = 0; j < 4; ++j) CHECK(halves[static_cast<std::size_t>(j)] == static_cast<float>(b.v[j] & 0x3ff) / 1024);
+    for (int j = 0; j < 4; ++j)
+        CHECK(halves[static_cast<std::size_t>(j)] == static_cast<float>(b.v[j] & 0x3ff) / 1024);
 }
 
 namespace {
@@ -290,7 +314,8 @@ Moments moments(const std::vector<double>& v) {
         m.max = std::max(m.max, x);
     }
     m.mean /= static_cast<double>(v.size());
-    for (double x : v) m.variance += (x - m.mean) * (x - m.mean);
+    for (double x : v)
+        m.variance += (x - m.mean) * (x - m.mean);
     m.variance /= static_cast<double>(v.size());
     return m;
 }
@@ -325,8 +350,10 @@ TEST_CASE("moments of each distribution", "[random]") {
     CHECK(*std::min_element(ints.begin(), ints.end()) == -3);
     CHECK(*std::max_element(ints.begin(), ints.end()) == 4);
     std::vector<int> counts(8);
-    for (int v : ints) ++counts[static_cast<std::size_t>(v + 3)];
-    for (int c : counts) CHECK(c == Approx(n / 8.0).margin(6 * std::sqrt(n / 8.0)));
+    for (int v : ints)
+        ++counts[static_cast<std::size_t>(v + 3)];
+    for (int c : counts)
+        CHECK(c == Approx(n / 8.0).margin(6 * std::sqrt(n / 8.0)));
     auto big = tf::random::uniform({1000}, 0, 1e12, tf::int64).to_vector<int64_t>();
     CHECK(*std::max_element(big.begin(), big.end()) > int64_t{1} << 32);
 }
@@ -344,7 +371,8 @@ TEST_CASE("shuffle permutes along the first axis", "[random]") {
         firsts.push_back(shuffled[2 * r]);
     }
     std::sort(firsts.begin(), firsts.end());
-    for (int r = 0; r < 100; ++r) CHECK(firsts[static_cast<std::size_t>(r)] == 2 * r);
+    for (int r = 0; r < 100; ++r)
+        CHECK(firsts[static_cast<std::size_t>(r)] == 2 * r);
     tf::random::set_seed(3);
     CHECK(tf::random::shuffle(rows).to_vector<int>() == shuffled);
     CHECK(tf::random::shuffle(tf::constant(5)).item<int>() == 5);
@@ -353,7 +381,8 @@ TEST_CASE("shuffle permutes along the first axis", "[random]") {
 TEST_CASE("random ops reject bad arguments", "[random][errors]") {
     using E = tf::errors::InvalidArgumentError;
     CHECK_THROWS_AS(tf::random::normal({2}, 0, 1, tf::int32), E);
-    CHECK_THROWS_WITH(tf::random::normal({2}, 0, 1, tf::int32), Catch::Contains("[Op:RandomStandardNormal]"));
+    CHECK_THROWS_WITH(tf::random::normal({2}, 0, 1, tf::int32),
+                      Catch::Contains("[Op:RandomStandardNormal]"));
     CHECK_THROWS_AS(tf::random::normal({2}, 0, -1), E);
     CHECK_THROWS_AS(tf::random::truncated_normal({2}, 0, 1, tf::bool_), E);
     CHECK_THROWS_AS(tf::random::uniform({2}, 1, 1, tf::int32), E);

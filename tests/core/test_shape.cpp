@@ -1,7 +1,7 @@
 // Shape: construction, access, printing, broadcasting and its errors.
-#include <catch2/catch.hpp>
-
 #include <sstream>
+
+#include <catch2/catch.hpp>
 
 #include <tapeflow/tapeflow.hpp>
 

@@ -1,9 +1,8 @@
 // Tensor handles: metadata, host access (item, to_vector, data), copies, casts and misuse errors.
-#include <catch2/catch.hpp>
-
 #include <sstream>
-
 #include <thread>
+
+#include <catch2/catch.hpp>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -50,7 +49,8 @@ TEST_CASE("item converts the single element", "[tensor]") {
 TEST_CASE("item on a non-scalar raises InvalidArgumentError", "[tensor][errors]") {
     auto t = tf::constant({1.f, 2.f});
     CHECK_THROWS_AS(t.item<float>(), tf::errors::InvalidArgumentError);
-    CHECK_THROWS_WITH(t.item<float>(), Catch::Contains("exactly one element") && Catch::Contains("(2,)"));
+    CHECK_THROWS_WITH(t.item<float>(),
+                      Catch::Contains("exactly one element") && Catch::Contains("(2,)"));
     CHECK_THROWS_AS(tf::zeros({0}).item<float>(), tf::errors::InvalidArgumentError);
 }
 
@@ -82,8 +82,7 @@ TEST_CASE("cast follows tf.cast", "[tensor]") {
           std::vector<float>{-1.7001953125f, -0.5f, 0.f, 0.5f, 2.900390625f});
     CHECK(tf::cast(f, tf::bfloat16).cast(tf::float32).to_vector<float>()[4] == 2.90625f);
     auto big = tf::constant({1e10, -1e10, std::nan("")});  // saturates; NaN -> 0 (never UB)
-    CHECK(big.cast(tf::int32).to_vector<int>() ==
-          std::vector<int>{INT32_MAX, INT32_MIN, 0});
+    CHECK(big.cast(tf::int32).to_vector<int>() == std::vector<int>{INT32_MAX, INT32_MIN, 0});
     CHECK(tf::constant({300, -1}).cast(tf::uint8).to_vector<int>() == std::vector<int>{44, 255});
 }
 
@@ -116,7 +115,8 @@ TEST_CASE("large CPU buffers are 64-byte aligned and reused", "[tensor][allocato
     CHECK(reinterpret_cast<std::uintptr_t>(small.raw_data()) % 64 == 0);
 }
 
-TEST_CASE("small buffers are reused per thread and may be freed on any thread", "[tensor][allocator]") {
+TEST_CASE("small buffers are reused per thread and may be freed on any thread",
+          "[tensor][allocator]") {
     const void* first = nullptr;
     {
         auto t = tf::fill({7}, 1.0);  // 28 bytes: the 64-byte class
@@ -129,19 +129,24 @@ TEST_CASE("small buffers are reused per thread and may be freed on any thread", 
     // on threads that exit (their caches are freed then): values stay intact, nothing is lost.
     std::vector<tf::Tensor> made;
     std::thread maker([&] {
-        for (int i = 0; i < 200; ++i) made.push_back(tf::fill({i % 200 + 1}, static_cast<double>(i)));
+        for (int i = 0; i < 200; ++i)
+            made.push_back(tf::fill({i % 200 + 1}, static_cast<double>(i)));
     });
     maker.join();
     for (int i = 0; i < 200; ++i) {
-        REQUIRE(made[static_cast<std::size_t>(i)].to_vector<float>().back() == static_cast<float>(i));
+        REQUIRE(made[static_cast<std::size_t>(i)].to_vector<float>().back() ==
+                static_cast<float>(i));
     }
     std::thread freer([&] { made.clear(); });
     freer.join();
     std::vector<tf::Tensor> kept;
-    for (int i = 0; i < 100; ++i) kept.push_back(tf::fill({i + 1}, static_cast<double>(-i)));
+    for (int i = 0; i < 100; ++i)
+        kept.push_back(tf::fill({i + 1}, static_cast<double>(-i)));
     for (int i = 0; i < 100; ++i) {
-        CHECK(reinterpret_cast<std::uintptr_t>(kept[static_cast<std::size_t>(i)].raw_data()) % 64 == 0);
-        CHECK(kept[static_cast<std::size_t>(i)].to_vector<float>().front() == static_cast<float>(-i));
+        CHECK(reinterpret_cast<std::uintptr_t>(kept[static_cast<std::size_t>(i)].raw_data()) % 64 ==
+              0);
+        CHECK(kept[static_cast<std::size_t>(i)].to_vector<float>().front() ==
+              static_cast<float>(-i));
     }
 }
 

@@ -1,8 +1,8 @@
 // tf::num_threads / tf::set_num_threads: the count is process-wide, results do not depend on it,
 // and a count below 1 is an InvalidArgumentError.
-#include <catch2/catch.hpp>
-
 #include <thread>
+
+#include <catch2/catch.hpp>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -30,7 +30,8 @@ TEST_CASE("set_num_threads sets the kernels' thread count for every thread", "[t
     const auto& a = one.second;
     const auto& b = many.second;
     REQUIRE(a.size() == b.size());
-    for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i] == Approx(b[i]).margin(1e-4));  // sums of 400 products: rounding only
+    for (std::size_t i = 0; i < a.size(); ++i)
+        CHECK(a[i] == Approx(b[i]).margin(1e-4));  // sums of 400 products: rounding only
 }
 
 TEST_CASE("set_num_threads rejects counts below 1", "[threads][errors]") {

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
-
 #include <unistd.h>
 
 #include <tapeflow/tapeflow.hpp>
@@ -368,25 +367,29 @@ TEST_CASE(
     strategy.finish();
 }
 
-TEST_CASE("summaries: only the chief writes by default, every process when asked", "[distribute][summary]") {
+TEST_CASE("summaries: only the chief writes by default, every process when asked",
+          "[distribute][summary]") {
     // every process names the same directory, as a script run under mpirun does
-    const std::string dir = (std::filesystem::temp_directory_path() /
-                             fmt::format("tapeflow_chief_summaries_{}",
-                                         td::broadcast(tf::constant(int64_t{::getpid()})).item<int64_t>())).string();
+    const std::string dir =
+        (std::filesystem::temp_directory_path() /
+         fmt::format("tapeflow_chief_summaries_{}",
+                     td::broadcast(tf::constant(int64_t{::getpid()})).item<int64_t>()))
+            .string();
     auto writer = tf::summary::create_file_writer(dir);
     const bool wrote = writer.scalar("loss", 1.0, 0);
     CHECK(wrote == td::is_chief());
     CHECK(writer.path().empty() == !td::is_chief());
     writer.close();
-    auto own = tf::summary::create_file_writer(dir, {.filename_suffix = fmt::format(".rank{}", td::rank()),
-                                                     .every_process = true});
+    auto own = tf::summary::create_file_writer(
+        dir, {.filename_suffix = fmt::format(".rank{}", td::rank()), .every_process = true});
     CHECK(own.scalar("loss", 1.0, 0));
     own.close();
     CHECK(tf::summary::summary_iterator(own.path()).size() == 2);
     td::barrier();
     if (td::is_chief()) {
         int files = 0;
-        for (const auto& e : std::filesystem::directory_iterator(dir)) files += e.is_regular_file() ? 1 : 0;
+        for (const auto& e : std::filesystem::directory_iterator(dir))
+            files += e.is_regular_file() ? 1 : 0;
         CHECK(files == td::size() + 1);
     }
     td::barrier();

@@ -28,8 +28,8 @@ TEST_CASE("factories follow tf::device", "[gpu]") {
 }
 
 TEST_CASE("seeded random numbers are identical on CPU and GPU", "[gpu][random]") {
-    // Non-power-of-two scales, so that an fma in the affine step would show; every dtype bit for bit
-    // (the double log/sin/cos are exact_math.hpp's on both devices).
+    // Non-power-of-two scales, so that an fma in the affine step would show; every dtype bit for
+    // bit (the double log/sin/cos are exact_math.hpp's on both devices).
     for (auto dtype : {tf::float32, tf::float64, tf::float16, tf::bfloat16}) {
         INFO(tf::dtype_name(dtype));
         tf::random::set_seed(7);
@@ -65,8 +65,9 @@ TEST_CASE("a missing GPU kernel names the op, device and dtype", "[gpu]") {
         (void)tf::kernel_registry().find(tf::Op::sqrt, tf::Device::cuda(0), tf::int32);
         FAIL("expected UnimplementedError");
     } catch (const tf::errors::UnimplementedError& e) {
-        CHECK_THAT(e.what(), Catch::Contains("sqrt") && Catch::Contains("/device:GPU:0") &&
-                                 Catch::Contains("int32"));
+        CHECK_THAT(e.what(),
+                   Catch::Contains("sqrt") && Catch::Contains("/device:GPU:0") &&
+                       Catch::Contains("int32"));
     }
 }
 
@@ -85,7 +86,8 @@ void check_same_on_gpu(const tf::Tensor& x, F&& f) {
 
 tf::Tensor counting(std::vector<int64_t> dims, tf::DType dtype) {
     int64_t n = 1;
-    for (int64_t d : dims) n *= d;
+    for (int64_t d : dims)
+        n *= d;
     return tf::cast(tf::reshape(tf::range(0, static_cast<double>(n), 1, tf::float64), dims), dtype);
 }
 
@@ -94,16 +96,22 @@ tf::Tensor counting(std::vector<int64_t> dims, tf::DType dtype) {
 TEST_CASE("tiled transposes, row-wise walks and the new native kernels match the CPU", "[gpu]") {
     for (auto dtype : {tf::float32, tf::float64, tf::float16, tf::uint8}) {
         INFO(tf::dtype_name(dtype));
-        check_same_on_gpu(counting({67, 129}, dtype), [](const tf::Tensor& t) { return tf::transpose(t); });
-        check_same_on_gpu(counting({3, 45, 70}, dtype),
-                          [](const tf::Tensor& t) { return tf::transpose(t, {0, 2, 1}); });
-        check_same_on_gpu(counting({2, 1, 33, 40}, dtype),
-                          [](const tf::Tensor& t) { return tf::transpose(t, {1, 0, 3, 2}); });
-        check_same_on_gpu(counting({4, 5, 6}, dtype),
-                          [](const tf::Tensor& t) { return tf::transpose(t, {1, 2, 0}); });
-        check_same_on_gpu(counting({1, 300}, dtype), [](const tf::Tensor& t) { return tf::transpose(t); });
-        check_same_on_gpu(counting({50, 300}, dtype),
-                          [](const tf::Tensor& t) { return tf::slice(t, {3, 7}, {20, 250}); });
+        check_same_on_gpu(counting({67, 129}, dtype),
+                          [](const tf::Tensor& t) { return tf::transpose(t); });
+        check_same_on_gpu(counting({3, 45, 70}, dtype), [](const tf::Tensor& t) {
+            return tf::transpose(t, {0, 2, 1});
+        });
+        check_same_on_gpu(counting({2, 1, 33, 40}, dtype), [](const tf::Tensor& t) {
+            return tf::transpose(t, {1, 0, 3, 2});
+        });
+        check_same_on_gpu(counting({4, 5, 6}, dtype), [](const tf::Tensor& t) {
+            return tf::transpose(t, {1, 2, 0});
+        });
+        check_same_on_gpu(counting({1, 300}, dtype),
+                          [](const tf::Tensor& t) { return tf::transpose(t); });
+        check_same_on_gpu(counting({50, 300}, dtype), [](const tf::Tensor& t) {
+            return tf::slice(t, {3, 7}, {20, 250});
+        });
     }
     check_same_on_gpu(counting({100, 300}, tf::float32), [](const tf::Tensor& t) {
         return t + tf::reshape(tf::slice(t, {0, 0}, {100, 1}), {100, 1});  // column broadcast
@@ -123,7 +131,9 @@ TEST_CASE("tiled transposes, row-wise walks and the new native kernels match the
     for (auto dtype : {tf::float32, tf::float16, tf::int32, tf::uint8}) {
         for (const char* mode : {"REFLECT", "SYMMETRIC"}) {
             check_same_on_gpu(counting({9, 70}, dtype), [&](const tf::Tensor& t) {
-                return tf::apply(tf::Op::mirror_pad_grad, {t}, {tf::Shape{5, 64}, dtype},
+                return tf::apply(tf::Op::mirror_pad_grad,
+                                 {t},
+                                 {tf::Shape{5, 64}, dtype},
                                  tf::Attrs()
                                      .set("paddings", std::vector<int64_t>{3, 1, 2, 4})
                                      .set("mode", std::string(mode)));

@@ -1,12 +1,12 @@
 // GPU tests of the runtime around the kernels: the caching allocator (reuse without cudaMalloc,
 // out-of-memory as ResourceExhaustedError after emptying the cache), asynchronous ops with
 // synchronizing host reads, and device errors (bad index, mixed devices, integer division by zero).
+#include <fstream>
+#include <string>
+
 #include <catch2/catch.hpp>
 
 #include <tapeflow/tapeflow.hpp>
-
-#include <fstream>
-#include <string>
 
 #include "cublas_loader.hpp"
 #include "cuda_backend.hpp"
@@ -35,9 +35,13 @@ TEST_CASE("the allocator reuses freed blocks without cudaMalloc", "[gpu][allocat
     CHECK(tf::memory_stats(kGpu).bytes_in_use >= 0);
 }
 
-TEST_CASE("out of memory is ResourceExhaustedError and the device stays usable", "[gpu][allocator]") {
+TEST_CASE("out of memory is ResourceExhaustedError and the device stays usable",
+          "[gpu][allocator]") {
     auto scope = tf::device(kGpu);
-    { auto keep = tf::ones({1 << 20}); (void)keep; }  // leaves a cached block to flush
+    {
+        auto keep = tf::ones({1 << 20});
+        (void)keep;
+    }  // leaves a cached block to flush
     const auto before = tf::cuda_allocator_stats(0);
     try {
         (void)tf::zeros({int64_t{1} << 40}, tf::float32);  // 4 TiB
@@ -52,7 +56,8 @@ TEST_CASE("out of memory is ResourceExhaustedError and the device stays usable",
 TEST_CASE("ops are asynchronous and host reads see their results", "[gpu][stream]") {
     auto scope = tf::device(kGpu);
     auto x = tf::ones({1 << 22});
-    for (int i = 0; i < 20; ++i) x = x + x;  // queued back to back
+    for (int i = 0; i < 20; ++i)
+        x = x + x;  // queued back to back
     CHECK(tf::reduce_max(x).item<float>() == static_cast<float>(1 << 20));
     CHECK(x.cpu().to_vector<float>()[12345] == static_cast<float>(1 << 20));
 }
@@ -70,7 +75,8 @@ TEST_CASE("device errors name the problem", "[gpu][errors]") {
     auto a = tf::constant({4, 5, 6}).to(kGpu);
     auto z = tf::constant({1, 0, 2}).to(kGpu);
     CHECK_THROWS_WITH(tf::floordiv(a, z), Catch::Contains("Integer division by zero"));
-    CHECK_THROWS_WITH(tf::pow(a, tf::constant({1, -1, 2}).to(kGpu)), Catch::Contains("negative integer powers"));
+    CHECK_THROWS_WITH(tf::pow(a, tf::constant({1, -1, 2}).to(kGpu)),
+                      Catch::Contains("negative integer powers"));
 }
 
 TEST_CASE("16-bit floats are stored on the GPU and multiply in float32", "[gpu][half]") {

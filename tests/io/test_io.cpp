@@ -5,7 +5,6 @@
 #include <random>
 
 #include <catch2/catch.hpp>
-
 #include <unistd.h>
 
 #include <tapeflow/tapeflow.hpp>
@@ -20,8 +19,8 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string temp_dir(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() /
-                         ("tapeflow_test_io_" + std::to_string(::getpid()) + "_" + name);
+    const fs::path dir =
+        fs::temp_directory_path() / ("tapeflow_test_io_" + std::to_string(::getpid()) + "_" + name);
     fs::remove_all(dir);
     fs::create_directories(dir);
     return dir.string();
@@ -305,7 +304,9 @@ TEST_CASE("Example wire bytes follow tf.train.Example", "[io][example]") {
     // Feature {bytes_list {}} = 12 02 0a 00 (Python then sees WhichOneof('kind') == 'bytes_list').
     CHECK(hex(tf::io::Example().add_bytes("b", {}).serialize()) == "0a090a070a016212020a00");
     CHECK(hex(tf::io::Example().add_int64("i", {}).serialize()) == "0a090a070a016912021a00");
-    CHECK(tf::io::Example::parse(tf::io::Example().add_bytes("b", {}).serialize()).get_bytes("b").empty());
+    CHECK(tf::io::Example::parse(tf::io::Example().add_bytes("b", {}).serialize())
+              .get_bytes("b")
+              .empty());
 }
 
 TEST_CASE("Examples in a TFRecord file, as a tf.data pipeline would read them", "[io][example]") {

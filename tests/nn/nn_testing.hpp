@@ -2,11 +2,11 @@
 // check with message contents, and a gradient-as-a-function wrapper for second-order checks.
 #pragma once
 
-#include <catch2/catch.hpp>
-
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -41,7 +41,8 @@ inline tf::testing::TensorFn gradient_fn(const tf::testing::TensorFn& f, std::si
     auto w = std::make_shared<tf::Tensor>();
     return [f, wrt, w](const Tensors& in) {
         tf::GradientTape tape;
-        for (const auto& t : in) tape.watch(t);
+        for (const auto& t : in)
+            tape.watch(t);
         const tf::Tensor y = f(in);
         if (!w->defined()) *w = tf::testing::random_f64(y.shape(), -1, 1, 17);
         return tape.gradient(tf::reduce_sum(y * *w), in[wrt]).dense();

@@ -2,11 +2,11 @@
 // definition (matmul, masked softmax, matmul), finite differences, masks, the causal band, bias,
 // fully masked rows, sizes that do not divide the kernels' blocks, higher derivatives, the 16-bit
 // dtypes and bad shapes.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -25,9 +25,13 @@ using tf::testing::random_f64;
 
 // Keras' _dot_product_attention_xla in float64: einsum BTNH,BSNH->BNTS, scale, bias, where(mask,
 // logits, -0.7 * 3.38953e38), softmax, einsum BNTS,BSNH->BTNH.
-tf::Tensor reference(const tf::Tensor& q, const tf::Tensor& k, const tf::Tensor& v,
+tf::Tensor reference(const tf::Tensor& q,
+                     const tf::Tensor& k,
+                     const tf::Tensor& v,
                      const DotProductAttentionOptions& o) {
-    const auto heads = [](const tf::Tensor& t) { return tf::transpose(t, {0, 2, 1, 3}); };
+    const auto heads = [](const tf::Tensor& t) {
+        return tf::transpose(t, {0, 2, 1, 3});
+    };
     const int64_t t = q.shape()[1];
     const int64_t s = k.shape()[1];
     // Keras: scale = 1 / sqrt(float32(H)) in float32, then converted to the logits' dtype.
@@ -36,11 +40,13 @@ tf::Tensor reference(const tf::Tensor& q, const tf::Tensor& k, const tf::Tensor&
     if (o.bias.defined()) logits = logits + o.bias;
     tf::Tensor keep = o.mask;
     if (o.is_causal) {
-        const tf::Tensor band = tf::greater_equal(tf::reshape(tf::range(0, t, 1, tf::int32), {t, 1}),
-                                                  tf::reshape(tf::range(0, s, 1, tf::int32), {1, s}));
+        const tf::Tensor band =
+            tf::greater_equal(tf::reshape(tf::range(0, t, 1, tf::int32), {t, 1}),
+                              tf::reshape(tf::range(0, s, 1, tf::int32), {1, s}));
         keep = keep.defined() ? tf::logical_and(keep, band) : band;
     }
-    if (keep.defined()) logits = tf::where(keep, logits, tf::scalar_like(logits, -0.7 * 3.38953e38));
+    if (keep.defined())
+        logits = tf::where(keep, logits, tf::scalar_like(logits, -0.7 * 3.38953e38));
     return heads(tf::matmul(tf::nn::softmax(logits), heads(v)));
 }
 
@@ -49,7 +55,8 @@ double max_diff(const tf::Tensor& a, const tf::Tensor& b) {
     const std::vector<double> x = tf::cast(a, tf::float64).to_vector<double>();
     const std::vector<double> y = tf::cast(b, tf::float64).to_vector<double>();
     double worst = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::abs(x[i] - y[i]));
+    for (std::size_t i = 0; i < x.size(); ++i)
+        worst = std::max(worst, std::abs(x[i] - y[i]));
     return worst;
 }
 
@@ -66,7 +73,8 @@ DotProductAttentionOptions options_for(const Case& c, uint64_t seed) {
     DotProductAttentionOptions o;
     o.is_causal = c.causal;
     if (c.bias.rank() > 0) o.bias = random_f64(c.bias, -1, 1, seed);
-    if (c.mask.rank() > 0) o.mask = tf::less(random_f64(c.mask, 0, 1, seed + 1), tf::constant(c.mask_density));
+    if (c.mask.rank() > 0)
+        o.mask = tf::less(random_f64(c.mask, 0, 1, seed + 1), tf::constant(c.mask_density));
     return o;
 }
 
@@ -79,7 +87,16 @@ const std::vector<Case> kCases = {
     {"bias [N, T, S]", 2, 9, 13, 3, 4, false, {3, 9, 13}},
     {"bias [B, 1, 1, S] and mask [T, S]", 2, 70, 140, 2, 4, false, {2, 1, 1, 140}, {70, 140}},
     {"mask [B, N, T, S] with causal", 2, 33, 33, 2, 6, true, {}, {2, 2, 33, 33}, 0.5},
-    {"sparse mask: fully masked rows", 1, 80, 150, 2, 4, false, {1, 80, 150}, {1, 2, 80, 150}, 0.01},
+    {"sparse mask: fully masked rows",
+     1,
+     80,
+     150,
+     2,
+     4,
+     false,
+     {1, 80, 150},
+     {1, 2, 80, 150},
+     0.01},
 };
 
 }  // namespace
@@ -122,9 +139,10 @@ TEST_CASE("a row with every key masked averages the values", "[attention]") {
     const tf::Tensor k = random_f64({1, 4, 1, 2}, -1, 1, 8);
     const tf::Tensor v = random_f64({1, 4, 1, 2}, -1, 1, 9);
     DotProductAttentionOptions o;
-    o.mask = tf::constant(std::vector<bool>{true, false, true, false, false, false, false, false,
-                                            false, false, false, true},
-                          {3, 4});
+    o.mask = tf::constant(
+        std::vector<bool>{
+            true, false, true, false, false, false, false, false, false, false, false, true},
+        {3, 4});
     const std::vector<double> y = tf::nn::dot_product_attention(q, k, v, o).to_vector<double>();
     const std::vector<double> vs = v.to_vector<double>();
     CHECK(y[2] == Approx((vs[0] + vs[2] + vs[4] + vs[6]) / 4));  // row 1: the mean of v
@@ -140,16 +158,24 @@ TEST_CASE("dot_product_attention gradients match finite differences", "[attentio
         with_bias.bias = in[3];
         return tf::nn::dot_product_attention(in[0], in[1], in[2], with_bias);
     };
-    const Tensors in = {random_f64({1, 5, 2, 3}, -1, 1, 11), random_f64({1, 6, 2, 3}, -1, 1, 12),
-                        random_f64({1, 6, 2, 3}, -1, 1, 13), o.bias};
+    const Tensors in = {random_f64({1, 5, 2, 3}, -1, 1, 11),
+                        random_f64({1, 6, 2, 3}, -1, 1, 12),
+                        random_f64({1, 6, 2, 3}, -1, 1, 13),
+                        o.bias};
     check_gradients(f, in, 1e-6, 1e-8);
     DotProductAttentionOptions scaled;
     scaled.scale = 0.37;
-    check_gradients([scaled](const Tensors& x) { return tf::nn::dot_product_attention(x[0], x[1], x[2], scaled); },
-                    {in[0], in[1], in[2]}, 1e-6, 1e-8);
+    check_gradients(
+        [scaled](const Tensors& x) {
+            return tf::nn::dot_product_attention(x[0], x[1], x[2], scaled);
+        },
+        {in[0], in[1], in[2]},
+        1e-6,
+        1e-8);
 }
 
-TEST_CASE("dot_product_attention has exact second and third derivatives", "[attention][gradcheck]") {
+TEST_CASE("dot_product_attention has exact second and third derivatives",
+          "[attention][gradcheck]") {
     const Case c{"all options", 1, 4, 5, 2, 3, true, {2, 4, 5}, {4, 5}, 0.7};
     const DotProductAttentionOptions o = options_for(c, 14);
     const auto f = [o](const Tensors& in) {
@@ -157,8 +183,10 @@ TEST_CASE("dot_product_attention has exact second and third derivatives", "[atte
         with_bias.bias = in[3];
         return tf::nn::dot_product_attention(in[0], in[1], in[2], with_bias);
     };
-    const Tensors in = {random_f64({1, 4, 2, 3}, -1, 1, 15), random_f64({1, 5, 2, 3}, -1, 1, 16),
-                        random_f64({1, 5, 2, 3}, -1, 1, 17), o.bias};
+    const Tensors in = {random_f64({1, 4, 2, 3}, -1, 1, 15),
+                        random_f64({1, 5, 2, 3}, -1, 1, 16),
+                        random_f64({1, 5, 2, 3}, -1, 1, 17),
+                        o.bias};
     for (std::size_t wrt = 0; wrt < 4; ++wrt) {  // Hessian-vector products through each input
         INFO("wrt " << wrt);
         check_gradients(gradient_fn(f, wrt), in, 1e-5, 1e-7);
@@ -180,7 +208,8 @@ TEST_CASE("dot_product_attention in float32 and the 16-bit floats", "[attention]
         const tf::Tensor qd = tf::cast(q, dtype);
         tf::GradientTape tape;
         tape.watch(qd);
-        const tf::Tensor y = tf::nn::dot_product_attention(qd, tf::cast(k, dtype), tf::cast(v, dtype), o64);
+        const tf::Tensor y =
+            tf::nn::dot_product_attention(qd, tf::cast(k, dtype), tf::cast(v, dtype), o64);
         CHECK(y.dtype() == dtype);
         CHECK(max_diff(y, want) < tol);
         CHECK(tape.gradient(tf::reduce_sum(y), qd).dense().dtype() == dtype);
@@ -190,26 +219,43 @@ TEST_CASE("dot_product_attention in float32 and the 16-bit floats", "[attention]
 TEST_CASE("dot_product_attention rejects incompatible shapes", "[attention][errors]") {
     const tf::Tensor q = tf::zeros({2, 5, 3, 4});
     const tf::Tensor kv = tf::zeros({2, 6, 3, 4});
-    check_throws_with([&] { tf::nn::dot_product_attention(tf::zeros({5, 3, 4}), kv, kv); },
-                      "DotProductAttention", "[5,3,4]");
-    check_throws_with([&] { tf::nn::dot_product_attention(q, tf::zeros({2, 6, 2, 4}), tf::zeros({2, 6, 2, 4})); },
-                      "heads", "[2,6,2,4]");
-    check_throws_with([&] { tf::nn::dot_product_attention(q, kv, tf::zeros({2, 7, 3, 4})); },
-                      "incompatible shapes", "[2,7,3,4]");
-    check_throws_with([&] { tf::nn::dot_product_attention(q, kv, tf::zeros({2, 6, 3, 4}, tf::float64)); },
-                      "DotProductAttention");
+    check_throws_with(
+        [&] {
+            tf::nn::dot_product_attention(tf::zeros({5, 3, 4}), kv, kv);
+        },
+        "DotProductAttention",
+        "[5,3,4]");
+    check_throws_with(
+        [&] {
+            tf::nn::dot_product_attention(q, tf::zeros({2, 6, 2, 4}), tf::zeros({2, 6, 2, 4}));
+        },
+        "heads",
+        "[2,6,2,4]");
+    check_throws_with(
+        [&] {
+            tf::nn::dot_product_attention(q, kv, tf::zeros({2, 7, 3, 4}));
+        },
+        "incompatible shapes",
+        "[2,7,3,4]");
+    check_throws_with(
+        [&] {
+            tf::nn::dot_product_attention(q, kv, tf::zeros({2, 6, 3, 4}, tf::float64));
+        },
+        "DotProductAttention");
     DotProductAttentionOptions bad_mask;
     bad_mask.mask = tf::ones({5, 6});
-    check_throws_with([&] { tf::nn::dot_product_attention(q, kv, kv, bad_mask); }, "mask must be bool");
+    check_throws_with([&] { tf::nn::dot_product_attention(q, kv, kv, bad_mask); },
+                      "mask must be bool");
     DotProductAttentionOptions bad_bias;
     bad_bias.bias = tf::zeros({5, 7});
-    check_throws_with([&] { tf::nn::dot_product_attention(q, kv, kv, bad_bias); }, "[5,7]", "[2,3,5,6]");
+    check_throws_with(
+        [&] { tf::nn::dot_product_attention(q, kv, kv, bad_bias); }, "[5,7]", "[2,3,5,6]");
 }
 
 TEST_CASE("the fused backward runs unless a tape records the backward pass", "[attention]") {
     const auto count = [](const tf::Graph& g, const std::string& op) {
-        return std::count_if(g.nodes().begin(), g.nodes().end(),
-                             [&](const tf::GraphNode& n) { return n.op == op; });
+        return std::count_if(
+            g.nodes().begin(), g.nodes().end(), [&](const tf::GraphNode& n) { return n.op == op; });
     };
     const tf::Tensor q = random_f64({1, 4, 1, 2}, -1, 1, 21);
     const tf::Tensor kv = random_f64({1, 5, 1, 2}, -1, 1, 22);

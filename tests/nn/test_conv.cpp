@@ -3,7 +3,6 @@
 // reference convolution on larger float32 shapes (the chunked and 1x1 GEMM paths), TensorFlow's
 // SAME rules and the errors.
 #include <catch2/catch.hpp>
-
 #include <cblas.h>
 #include <omp.h>
 
@@ -26,11 +25,20 @@ using nn_testing::values;
 // Calls term(y_index, x_index, f_index) for every product x * f that a direct NHWC/HWIO
 // convolution adds into an output element.
 template <class Term>
-void for_each_term(const tf::Shape& x, const tf::Shape& f, int64_t s, int64_t d, int64_t pt,
-                   int64_t pl, int64_t oh, int64_t ow, const Term& term) {
+void for_each_term(const tf::Shape& x,
+                   const tf::Shape& f,
+                   int64_t s,
+                   int64_t d,
+                   int64_t pt,
+                   int64_t pl,
+                   int64_t oh,
+                   int64_t ow,
+                   const Term& term) {
     const int64_t n = x[0], h = x[1], w = x[2], c = x[3];
     const int64_t kh = f[0], kw = f[1], o = f[3];
-    const auto at = [](int64_t i) { return static_cast<std::size_t>(i); };
+    const auto at = [](int64_t i) {
+        return static_cast<std::size_t>(i);
+    };
     for (int64_t b = 0; b < n; ++b)
         for (int64_t i = 0; i < oh; ++i)
             for (int64_t j = 0; j < ow; ++j)
@@ -47,25 +55,50 @@ void for_each_term(const tf::Shape& x, const tf::Shape& f, int64_t s, int64_t d,
 }
 
 // Direct convolution in double.
-std::vector<double> reference_conv(const tf::Tensor& x, const tf::Tensor& f, int64_t s, int64_t d,
-                                   int64_t pt, int64_t pl, int64_t oh, int64_t ow) {
+std::vector<double> reference_conv(const tf::Tensor& x,
+                                   const tf::Tensor& f,
+                                   int64_t s,
+                                   int64_t d,
+                                   int64_t pt,
+                                   int64_t pl,
+                                   int64_t oh,
+                                   int64_t ow) {
     const auto xv = values(x);
     const auto fv = values(f);
     std::vector<double> y(static_cast<std::size_t>(x.shape()[0] * oh * ow * f.shape()[3]), 0.0);
-    for_each_term(x.shape(), f.shape(), s, d, pt, pl, oh, ow,
-                  [&](std::size_t yi, std::size_t xi, std::size_t fi) { y[yi] += xv[xi] * fv[fi]; });
+    for_each_term(
+        x.shape(),
+        f.shape(),
+        s,
+        d,
+        pt,
+        pl,
+        oh,
+        ow,
+        [&](std::size_t yi, std::size_t xi, std::size_t fi) { y[yi] += xv[xi] * fv[fi]; });
     return y;
 }
 
 // The gradients of sum(g * conv(x, f)) by the same direct loops: dx and df.
-std::pair<std::vector<double>, std::vector<double>> reference_conv_grads(
-    const tf::Tensor& x, const tf::Tensor& f, const tf::Tensor& g, int64_t s, int64_t d, int64_t pt,
-    int64_t pl) {
+std::pair<std::vector<double>, std::vector<double>> reference_conv_grads(const tf::Tensor& x,
+                                                                         const tf::Tensor& f,
+                                                                         const tf::Tensor& g,
+                                                                         int64_t s,
+                                                                         int64_t d,
+                                                                         int64_t pt,
+                                                                         int64_t pl) {
     const auto xv = values(x);
     const auto fv = values(f);
     const auto gv = values(g);
     std::vector<double> dx(xv.size(), 0.0), df(fv.size(), 0.0);
-    for_each_term(x.shape(), f.shape(), s, d, pt, pl, g.shape()[1], g.shape()[2],
+    for_each_term(x.shape(),
+                  f.shape(),
+                  s,
+                  d,
+                  pt,
+                  pl,
+                  g.shape()[1],
+                  g.shape()[2],
                   [&](std::size_t yi, std::size_t xi, std::size_t fi) {
                       dx[xi] += gv[yi] * fv[fi];
                       df[fi] += gv[yi] * xv[xi];
@@ -90,8 +123,8 @@ TEST_CASE("conv2d gradients for every padding, stride and dilation", "[nn][conv]
                     check_gradients(gradient_fn(conv, 0), {x, f});
                     check_gradients(gradient_fn(conv, 1), {x, f});
                     // NCHW gives the same numbers, transposed.
-                    const tf::Tensor nchw = tf::nn::conv2d(tf::transpose(x, {0, 3, 1, 2}), f,
-                                                           stride, padding, "NCHW", dilation);
+                    const tf::Tensor nchw = tf::nn::conv2d(
+                        tf::transpose(x, {0, 3, 1, 2}), f, stride, padding, "NCHW", dilation);
                     CHECK(values(tf::transpose(nchw, {0, 2, 3, 1})) == values(conv({x, f})));
                 }
             }
@@ -100,13 +133,18 @@ TEST_CASE("conv2d gradients for every padding, stride and dilation", "[nn][conv]
     SECTION("explicit padding, strides per dimension, 1x1 filters") {
         const tf::Paddings pads = {{0, 0}, {1, 2}, {0, 1}, {0, 0}};
         check_gradients(
-            [&](const Tensors& in) { return tf::nn::conv2d(in[0], in[1], {1, 2, 1, 1}, pads); },
+            [&](const Tensors& in) {
+                return tf::nn::conv2d(in[0], in[1], {1, 2, 1, 1}, pads);
+            },
             {x, f});
         const tf::Tensor f1 = random_f64({1, 1, 3, 4}, -1, 1, 3);
         check_gradients([](const Tensors& in) { return tf::nn::conv2d(in[0], in[1], 1, "VALID"); },
                         {x, f1});
-        check_gradients([](const Tensors& in) { return tf::nn::conv2d(in[0], in[1], {2, 1}, "SAME"); },
-                        {x, f1});
+        check_gradients(
+            [](const Tensors& in) {
+                return tf::nn::conv2d(in[0], in[1], {2, 1}, "SAME");
+            },
+            {x, f1});
     }
 }
 
@@ -118,11 +156,13 @@ TEST_CASE("conv2d matches a direct convolution on larger float32 inputs", "[nn][
     const auto got = values(tf::nn::conv2d(x, f, 2, "SAME"));
     const auto ref = reference_conv(x, f, 2, 1, 1, 1, 9, 7);
     REQUIRE(got.size() == ref.size());
-    for (std::size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(ref[i]).margin(1e-4));
+    for (std::size_t i = 0; i < got.size(); ++i)
+        CHECK(got[i] == Approx(ref[i]).margin(1e-4));
     const auto dil = values(tf::nn::conv2d(x, f, 1, "VALID", "NHWC", 2));
     const auto ref_dil = reference_conv(x, f, 1, 2, 0, 0, 13, 7);
     REQUIRE(dil.size() == ref_dil.size());
-    for (std::size_t i = 0; i < dil.size(); ++i) CHECK(dil[i] == Approx(ref_dil[i]).margin(1e-4));
+    for (std::size_t i = 0; i < dil.size(); ++i)
+        CHECK(dil[i] == Approx(ref_dil[i]).margin(1e-4));
     // float16 computes through float32.
     const auto half = values(tf::nn::conv2d(x.cast(tf::float16), f.cast(tf::float16), 2, "SAME"));
     CHECK(half[0] == Approx(ref[0]).margin(0.05));
@@ -134,9 +174,14 @@ TEST_CASE("conv2d and its gradients over many blocks match direct loops on any t
     // Pads: SAME stride 2 gives 15 x 13 outputs, (14*2+3-30 = 1 row: 0 before), (12*2+3-25 = 2).
     const tf::Tensor x = random_f64({3, 30, 25, 2}, -1, 1, 6);
     const tf::Tensor f = random_f64({3, 3, 2, 4}, -1, 1, 7);
-    struct Case { const char* padding; int64_t stride, dilation, pad_top, pad_left; };
-    for (const Case k : {Case{"SAME", 1, 1, 1, 1}, Case{"VALID", 1, 1, 0, 0},
-                         Case{"SAME", 2, 1, 0, 1}, Case{"SAME", 1, 2, 2, 2}}) {
+    struct Case {
+        const char* padding;
+        int64_t stride, dilation, pad_top, pad_left;
+    };
+    for (const Case k : {Case{"SAME", 1, 1, 1, 1},
+                         Case{"VALID", 1, 1, 0, 0},
+                         Case{"SAME", 2, 1, 0, 1},
+                         Case{"SAME", 1, 2, 2, 2}}) {
         SECTION(std::string(k.padding) + " stride " + std::to_string(k.stride) + " dilation " +
                 std::to_string(k.dilation)) {
             const auto run = [&] {
@@ -153,12 +198,13 @@ TEST_CASE("conv2d and its gradients over many blocks match direct loops on any t
             // The kernels hold OpenBLAS to one thread only while they run.
             CHECK(openblas_get_num_threads() == blas_threads);
             const auto& ys = g.shape().dims();
-            const auto ref = reference_conv(x, f, k.stride, k.dilation, k.pad_top, k.pad_left,
-                                            ys[1], ys[2]);
+            const auto ref =
+                reference_conv(x, f, k.stride, k.dilation, k.pad_top, k.pad_left, ys[1], ys[2]);
             const auto [ref_dx, ref_df] =
                 reference_conv_grads(x, f, g, k.stride, k.dilation, k.pad_top, k.pad_left);
             REQUIRE(y.size() == ref.size());
-            for (std::size_t i = 0; i < y.size(); ++i) CHECK(y[i] == Approx(ref[i]).margin(1e-12));
+            for (std::size_t i = 0; i < y.size(); ++i)
+                CHECK(y[i] == Approx(ref[i]).margin(1e-12));
             for (std::size_t i = 0; i < dx.size(); ++i)
                 CHECK(dx[i] == Approx(ref_dx[i]).margin(1e-12));
             for (std::size_t i = 0; i < df.size(); ++i)
@@ -178,19 +224,34 @@ TEST_CASE("conv2d and its gradients over many blocks match direct loops on any t
 TEST_CASE("conv2d errors", "[nn][conv][errors]") {
     const tf::Tensor x = random_f64({1, 4, 4, 3});
     const tf::Tensor f = random_f64({3, 3, 3, 2});
-    check_throws_with([&] { tf::nn::conv2d(x, random_f64({3, 3, 2, 2}), 1, "SAME"); },
-                      "[1,4,4,3]", "[3,3,2,2]");
-    check_throws_with([&] { tf::nn::conv2d(x, random_f64({3, 3, 2, 2}), 1, "SAME"); }, "[Op:Conv2D]");
-    check_throws_with([&] { tf::nn::conv2d(random_f64({4, 4, 3}), f, 1, "SAME"); },
-                      "4-dimensional", "[4,4,3]");
-    check_throws_with([&] { tf::nn::conv2d(x, random_f64({3, 3, 3}), 1, "SAME"); },
-                      "filter must be 4-dimensional", "[3,3,3]");
+    check_throws_with(
+        [&] {
+            tf::nn::conv2d(x, random_f64({3, 3, 2, 2}), 1, "SAME");
+        },
+        "[1,4,4,3]",
+        "[3,3,2,2]");
+    check_throws_with(
+        [&] {
+            tf::nn::conv2d(x, random_f64({3, 3, 2, 2}), 1, "SAME");
+        },
+        "[Op:Conv2D]");
+    check_throws_with(
+        [&] {
+            tf::nn::conv2d(random_f64({4, 4, 3}), f, 1, "SAME");
+        },
+        "4-dimensional",
+        "[4,4,3]");
+    check_throws_with(
+        [&] {
+            tf::nn::conv2d(x, random_f64({3, 3, 3}), 1, "SAME");
+        },
+        "filter must be 4-dimensional",
+        "[3,3,3]");
     check_throws_with([&] { tf::nn::conv2d(x, f, 1, "FULL"); }, "FULL", "padding");
     check_throws_with([&] { tf::nn::conv2d(x, f, {1, 1, 1}, "SAME"); }, "strides");
     check_throws_with([&] { tf::nn::conv2d(x, f, {2, 1, 1, 1}, "SAME"); }, "batch");
     check_throws_with([&] { tf::nn::conv2d(x, f, 1, "SAME", "NCWH"); }, "NCWH");
-    check_throws_with([&] { tf::nn::conv2d(random_f64({1, 1, 1, 3}), f, 1, "VALID"); },
-                      "negative");
+    check_throws_with([&] { tf::nn::conv2d(random_f64({1, 1, 1, 3}), f, 1, "VALID"); }, "negative");
     check_throws_with([&] { tf::nn::conv2d(x, f.cast(tf::float32), 1, "SAME"); }, "float32");
     check_throws_with([&] { tf::nn::conv2d(x.cast(tf::int32), f.cast(tf::int32), 1, "SAME"); },
                       "int32");
@@ -232,11 +293,19 @@ TEST_CASE("pooling gradients and TensorFlow's SAME rules", "[nn][pool]") {
               tf::Shape{4, 16, 16, 16});
     }
     SECTION("errors") {
-        check_throws_with([&] { tf::nn::max_pool2d(x, {2, 2, 1, 1}, 1, "VALID"); }, "batch",
-                          "[Op:MaxPool]");
+        check_throws_with(
+            [&] {
+                tf::nn::max_pool2d(x, {2, 2, 1, 1}, 1, "VALID");
+            },
+            "batch",
+            "[Op:MaxPool]");
         check_throws_with([&] { tf::nn::avg_pool2d(x, 2, 1, "same"); }, "same", "[Op:AvgPool]");
-        check_throws_with([] { tf::nn::max_pool2d(random_f64({5, 6, 3}), 2, 1, "VALID"); },
-                          "4-dimensional", "[5,6,3]");
+        check_throws_with(
+            [] {
+                tf::nn::max_pool2d(random_f64({5, 6, 3}), 2, 1, "VALID");
+            },
+            "4-dimensional",
+            "[5,6,3]");
         check_throws_with([&] { tf::nn::avg_pool2d(x, 7, 1, "VALID"); }, "negative");
     }
 }

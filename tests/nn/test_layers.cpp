@@ -24,29 +24,41 @@ TEST_CASE("bias_add", "[nn][bias_add]") {
     SECTION("NHWC of any rank >= 2 and NCHW") {
         for (const tf::Shape& s : {tf::Shape{4, 3}, tf::Shape{2, 2, 2, 3}}) {
             const tf::Tensor x = random_f64(s, -1, 1, 1);
-            check_gradients([](const Tensors& in) { return tf::nn::bias_add(in[0], in[1]); }, {x, b});
+            check_gradients([](const Tensors& in) { return tf::nn::bias_add(in[0], in[1]); },
+                            {x, b});
             const auto got = values(tf::nn::bias_add(x, b));
             const auto ref = values(x + b);
             CHECK(got == ref);
         }
         const tf::Tensor x = random_f64({2, 3, 2, 5}, -1, 1, 1);
-        check_gradients(
-            [](const Tensors& in) { return tf::nn::bias_add(in[0], in[1], "NCHW"); }, {x, b});
-        CHECK(values(tf::nn::bias_add(x, b, "NCHW")) ==
-              values(x + tf::reshape(b, {3, 1, 1})));
+        check_gradients([](const Tensors& in) { return tf::nn::bias_add(in[0], in[1], "NCHW"); },
+                        {x, b});
+        CHECK(values(tf::nn::bias_add(x, b, "NCHW")) == values(x + tf::reshape(b, {3, 1, 1})));
         const tf::Tensor big = random_f64({8, 64, 9, 9}, -1, 1, 3).cast(tf::float32);
         const tf::Tensor bb = random_f64({64}, -1, 1, 4).cast(tf::float32);
-        CHECK(values(tf::nn::bias_add(big, bb, "NCHW")) == values(big + tf::reshape(bb, {64, 1, 1})));
+        CHECK(values(tf::nn::bias_add(big, bb, "NCHW")) ==
+              values(big + tf::reshape(bb, {64, 1, 1})));
     }
     SECTION("errors") {
-        check_throws_with([&] { tf::nn::bias_add(random_f64({4, 2}), b); }, "[3] vs. [4,2]",
-                          "[Op:BiasAdd]");
+        check_throws_with(
+            [&] {
+                tf::nn::bias_add(random_f64({4, 2}), b);
+            },
+            "[3] vs. [4,2]",
+            "[Op:BiasAdd]");
         check_throws_with([&] { tf::nn::bias_add(random_f64({3}), b); }, "at least 2D");
-        check_throws_with([&] { tf::nn::bias_add(random_f64({4, 3}), random_f64({1, 3})); },
-                          "Biases must be 1D");
+        check_throws_with(
+            [&] {
+                tf::nn::bias_add(random_f64({4, 3}), random_f64({1, 3}));
+            },
+            "Biases must be 1D");
         check_throws_with([&] { tf::nn::bias_add(random_f64({4, 3}), b, "NWHC"); }, "NWHC");
-        check_throws_with([&] { tf::nn::bias_add(random_f64({4, 3}), b.cast(tf::float32)); },
-                          "float64", "float32");
+        check_throws_with(
+            [&] {
+                tf::nn::bias_add(random_f64({4, 3}), b.cast(tf::float32));
+            },
+            "float64",
+            "float32");
     }
 }
 
@@ -57,12 +69,17 @@ TEST_CASE("moments and batch_normalization", "[nn][normalization]") {
         CHECK(m.shape() == tf::Shape{2});
         CHECK(values(m) == values(tf::reduce_mean(x, {0, 1})));
         const auto rv = values(tf::reduce_variance(x, {0, 1}));
-        for (std::size_t i = 0; i < rv.size(); ++i) CHECK(values(v)[i] == Approx(rv[i]));
+        for (std::size_t i = 0; i < rv.size(); ++i)
+            CHECK(values(v)[i] == Approx(rv[i]));
         auto [mk, vk] = tf::nn::moments(x, {0, 1}, true);
         CHECK(mk.shape() == tf::Shape{1, 1, 2});
         CHECK(vk.shape() == tf::Shape{1, 1, 2});
         check_gradients([](const Tensors& in) { return tf::nn::moments(in[0], {0}).second; }, {x});
-        check_gradients([](const Tensors& in) { return tf::nn::moments(in[0], {1, 2}).first; }, {x});
+        check_gradients(
+            [](const Tensors& in) {
+                return tf::nn::moments(in[0], {1, 2}).first;
+            },
+            {x});
     }
     SECTION("batch_normalization with and without offset and scale") {
         const tf::Tensor mean = random_f64({2}, -1, 1, 6);
@@ -76,7 +93,8 @@ TEST_CASE("moments and batch_normalization", "[nn][normalization]") {
             {x, mean, var, offset, scale});
         const auto plain = values(tf::nn::batch_normalization(x, mean, var, {}, {}, 1e-3));
         const auto ref = values((x - mean) / tf::sqrt(var + 1e-3));
-        for (std::size_t i = 0; i < ref.size(); ++i) CHECK(plain[i] == Approx(ref[i]));
+        for (std::size_t i = 0; i < ref.size(); ++i)
+            CHECK(plain[i] == Approx(ref[i]));
     }
 }
 
@@ -105,7 +123,8 @@ TEST_CASE("dropout", "[nn][dropout]") {
         const tf::Tensor y = tf::nn::dropout(w, 0.5, 11);
         const auto g = values(tape.gradient(tf::reduce_sum(y), w).dense());
         const auto yv = values(y);
-        for (std::size_t i = 0; i < g.size(); ++i) CHECK(g[i] == (yv[i] == 0.0 ? 0.0 : 2.0));
+        for (std::size_t i = 0; i < g.size(); ++i)
+            CHECK(g[i] == (yv[i] == 0.0 ? 0.0 : 2.0));
     }
     SECTION("errors") {
         check_throws_with([&] { tf::nn::dropout(x, -0.1); }, "range [0, 1)", "-0.1");
@@ -125,6 +144,6 @@ TEST_CASE("embedding_lookup gives params an IndexedSlices gradient", "[nn][embed
     const tf::Gradient g = tape.gradient(y, params);
     REQUIRE(g.is_sparse());
     CHECK(g.sparse().indices.to_vector<int64_t>() == std::vector<int64_t>{4, 0, 4});
-    check_gradients(
-        [ids](const Tensors& in) { return tf::nn::embedding_lookup(in[0], ids); }, {params});
+    check_gradients([ids](const Tensors& in) { return tf::nn::embedding_lookup(in[0], ids); },
+                    {params});
 }

@@ -1,9 +1,9 @@
 // Every ops.json case of the nn ops (and tf.one_hot): forward values, gradients for the given
 // upstream and the Hessian-vector products, through tapeflow's tf::nn functions.
-#include <catch2/catch.hpp>
-
 #include <map>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -27,29 +27,37 @@ tf::Tensor conv2d_call(const Tensors& in, const Json& args) {
     const std::string format = args.value("data_format", "NHWC");
     const tf::Ints dilations = args.contains("dilations") ? tf::Ints(ints(args, "dilations")) : 1;
     if (args["padding"].is_string()) {
-        return tf::nn::conv2d(in[0], in[1], strides, args["padding"].get<std::string>(), format,
-                              dilations);
+        return tf::nn::conv2d(
+            in[0], in[1], strides, args["padding"].get<std::string>(), format, dilations);
     }
     tf::Paddings pads;
-    for (const auto& p : args["padding"]) pads.emplace_back(p[0].get<int64_t>(), p[1].get<int64_t>());
+    for (const auto& p : args["padding"])
+        pads.emplace_back(p[0].get<int64_t>(), p[1].get<int64_t>());
     return tf::nn::conv2d(in[0], in[1], strides, pads, format, dilations);
 }
 
 template <class Pool>
 GoldenFn pool(Pool f) {
     return [f](const Tensors& in, const Json& args) {
-        return Tensors{f(in[0], ints(args, "ksize"), ints(args, "strides"),
-                         args["padding"].get<std::string>(), args.value("data_format", "NHWC"))};
+        return Tensors{f(in[0],
+                         ints(args, "ksize"),
+                         ints(args, "strides"),
+                         args["padding"].get<std::string>(),
+                         args.value("data_format", "NHWC"))};
     };
 }
 
 GoldenFn unary(tf::Tensor (*f)(const tf::Tensor&)) {
-    return [f](const Tensors& in, const Json&) { return Tensors{f(in[0])}; };
+    return [f](const Tensors& in, const Json&) {
+        return Tensors{f(in[0])};
+    };
 }
 
 // labels first, logits second: TensorFlow's positional order and tapeflow's.
 GoldenFn loss(tf::Tensor (*f)(const tf::Tensor&, const tf::Tensor&)) {
-    return [f](const Tensors& in, const Json&) { return Tensors{f(in[0], in[1])}; };
+    return [f](const Tensors& in, const Json&) {
+        return Tensors{f(in[0], in[1])};
+    };
 }
 
 const std::map<std::string, GoldenFn>& golden_ops() {
@@ -83,7 +91,8 @@ const std::map<std::string, GoldenFn>& golden_ops() {
          }},
         {"tf.nn.sparse_softmax_cross_entropy_with_logits",
          loss(tf::nn::sparse_softmax_cross_entropy_with_logits)},
-        {"tf.nn.sigmoid_cross_entropy_with_logits", loss(tf::nn::sigmoid_cross_entropy_with_logits)},
+        {"tf.nn.sigmoid_cross_entropy_with_logits",
+         loss(tf::nn::sigmoid_cross_entropy_with_logits)},
         {"tf.nn.moments",
          [](const Tensors& in, const Json& args) {
              auto [mean, variance] =
@@ -96,15 +105,20 @@ const std::map<std::string, GoldenFn>& golden_ops() {
                  in[0], in[1], in[2], in[3], in[4], args["variance_epsilon"].get<double>())};
          }},
         {"tf.nn.conv2d",
-         [](const Tensors& in, const Json& args) { return Tensors{conv2d_call(in, args)}; }},
+         [](const Tensors& in, const Json& args) {
+             return Tensors{conv2d_call(in, args)};
+         }},
         {"tf.nn.max_pool2d", pool(tf::nn::max_pool2d)},
         {"tf.nn.avg_pool2d", pool(tf::nn::avg_pool2d)},
         {"tf.one_hot",
          [](const Tensors& in, const Json& args) {
              const tf::DType dtype = tf::parse_dtype(args.value("dtype", "float32"));
-             return Tensors{tf::one_hot(in[0], args["depth"].get<int64_t>(),
-                                        args.value("on_value", 1.0), args.value("off_value", 0.0),
-                                        args.value("axis", int64_t{-1}), dtype)};
+             return Tensors{tf::one_hot(in[0],
+                                        args["depth"].get<int64_t>(),
+                                        args.value("on_value", 1.0),
+                                        args.value("off_value", 0.0),
+                                        args.value("axis", int64_t{-1}),
+                                        dtype)};
          }},
     };
     return ops;

@@ -27,7 +27,9 @@ struct FusionThreshold {
     int64_t saved;
 };
 
-bool pending(const tf::Tensor& t) { return t.impl()->storage->deferred() != nullptr; }
+bool pending(const tf::Tensor& t) {
+    return t.impl()->storage->deferred() != nullptr;
+}
 
 // f evaluated with fusion on (threshold 1) and off: the bytes must be identical.
 void check_same_as_eager(const std::function<tf::Tensor()>& f) {
@@ -58,8 +60,8 @@ TEST_CASE("fusion: a large element-wise result is deferred until read", "[fusion
     const auto c = a * b + a;
     CHECK(pending(c));
     const auto small = randn({10}, tf::DType::float32, 3) * 2.0f;
-    CHECK_FALSE(pending(small));                                 // under the threshold
-    CHECK_FALSE(pending(tf::cast(a, tf::DType::int32) * 2));     // integers compute eagerly
+    CHECK_FALSE(pending(small));                              // under the threshold
+    CHECK_FALSE(pending(tf::cast(a, tf::DType::int32) * 2));  // integers compute eagerly
     const float first = c.data<float>()[0];
     CHECK_FALSE(pending(c));
     CHECK(first == a.data<float>()[0] * b.data<float>()[0] + a.data<float>()[0]);
@@ -74,11 +76,12 @@ TEST_CASE("fusion: fused chains equal op-by-op results bitwise", "[fusion]") {
         check_same_as_eager([&] { return tf::exp(a) * b - a / (tf::abs(b) + s); });
         check_same_as_eager([&] { return tf::tanh(tf::sigmoid(a * s) - tf::square(b)); });
         check_same_as_eager([&] { return tf::maximum(a, s) + tf::minimum(b, s) * 2.0; });
-        check_same_as_eager([&] { return s - a; });                  // scalar first operand
+        check_same_as_eager([&] { return s - a; });  // scalar first operand
         check_same_as_eager([&] { return tf::sqrt(tf::abs(a)) + tf::log1p(tf::abs(b)); });
         check_same_as_eager([&] {  // deeper than one pending chain may be
             auto x = a;
-            for (int i = 0; i < 20; ++i) x = x * s + b;
+            for (int i = 0; i < 20; ++i)
+                x = x * s + b;
             return x;
         });
         check_same_as_eager([&] {  // a shared sub-expression, inlined twice
@@ -87,10 +90,12 @@ TEST_CASE("fusion: fused chains equal op-by-op results bitwise", "[fusion]") {
         });
         check_same_as_eager([&] {  // a balanced tree of 64 products: one pass, few block buffers
             std::vector<tf::Tensor> level;
-            for (int k = 0; k < 64; ++k) level.push_back(a * tf::cast(tf::constant(k + 1.0), dtype));
+            for (int k = 0; k < 64; ++k)
+                level.push_back(a * tf::cast(tf::constant(k + 1.0), dtype));
             while (level.size() > 1) {
                 std::vector<tf::Tensor> next;
-                for (std::size_t i = 0; i < level.size(); i += 2) next.push_back(level[i] + level[i + 1]);
+                for (std::size_t i = 0; i < level.size(); i += 2)
+                    next.push_back(level[i] + level[i + 1]);
                 level = next;
             }
             return level[0];
@@ -103,7 +108,7 @@ TEST_CASE("fusion: fused chains equal op-by-op results bitwise", "[fusion]") {
 TEST_CASE("fusion: intermediates read later keep their own values", "[fusion]") {
     FusionThreshold on(1);
     const auto a = randn({5000}, tf::DType::float64, 6);
-    const auto x = a * 3.0;        // inlined into y, never written by y's evaluation
+    const auto x = a * 3.0;  // inlined into y, never written by y's evaluation
     const auto y = x + 1.0;
     const auto yv = y.to_vector<double>();
     CHECK(pending(x));
@@ -123,8 +128,10 @@ TEST_CASE("fusion: several threads reading one pending tensor", "[fusion]") {
     for (int t = 0; t < 4; ++t) {
         threads.emplace_back([&, t] { sums[t] = tf::reduce_sum(c).item<float>(); });
     }
-    for (auto& th : threads) th.join();
-    for (int t = 1; t < 4; ++t) CHECK(sums[t] == sums[0]);
+    for (auto& th : threads)
+        th.join();
+    for (int t = 1; t < 4; ++t)
+        CHECK(sums[t] == sums[0]);
 }
 
 TEST_CASE("fusion: copies to other tensors, printing and variables see the values", "[fusion]") {

@@ -1,12 +1,12 @@
 // matmul: golden values and gradients (ops.json), finite-difference gradients for every transpose
-// flag with broadcast batches, each kernel path (a plain loop for tiny products, one gemm, folded batch, small products over
-// threads, 16-bit floats, integers) against a reference loop, and TensorFlow's errors.
-#include <catch2/catch.hpp>
-
-#include <omp.h>
-
+// flag with broadcast batches, each kernel path (a plain loop for tiny products, one gemm, folded
+// batch, small products over threads, 16-bit floats, integers) against a reference loop, and
+// TensorFlow's errors.
 #include <algorithm>
 #include <cmath>
+
+#include <catch2/catch.hpp>
+#include <omp.h>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -73,7 +73,9 @@ std::vector<double> reference_matmul(const tf::Tensor& a, const tf::Tensor& b, b
     return out;
 }
 
-void check_close(const tf::Tensor& t, const std::vector<double>& expected, double rtol,
+void check_close(const tf::Tensor& t,
+                 const std::vector<double>& expected,
+                 double rtol,
                  double atol) {
     const std::vector<double> got = t.to_vector<double>();
     REQUIRE(got.size() == expected.size());
@@ -125,8 +127,8 @@ TEST_CASE("matmul gradients match finite differences", "[linalg][gradcheck]") {
                 INFO(describe(da, db, ta, tb));
                 const tf::Tensor a = random_f64(stored(da, ta), -1, 1, 1);
                 const tf::Tensor b = random_f64(stored(db, tb), -1, 1, 2);
-                check_gradients(
-                    [&](const Tensors& in) { return tf::matmul(in[0], in[1], ta, tb); }, {a, b});
+                check_gradients([&](const Tensors& in) { return tf::matmul(in[0], in[1], ta, tb); },
+                                {a, b});
             }
         }
     }
@@ -167,8 +169,8 @@ TEST_CASE("matmul kernel paths agree with a reference loop", "[linalg]") {
                 INFO(describe(da, db, ta, tb));
                 const tf::Tensor a64 = random_f64(stored(da, ta), -1, 1, 8);
                 const tf::Tensor b64 = random_f64(stored(db, tb), -1, 1, 9);
-                check_close(tf::matmul(a64, b64, ta, tb), reference_matmul(a64, b64, ta, tb), 1e-12,
-                            1e-12);
+                check_close(
+                    tf::matmul(a64, b64, ta, tb), reference_matmul(a64, b64, ta, tb), 1e-12, 1e-12);
                 const tf::Tensor a32 = tf::cast(a64, tf::float32);
                 const tf::Tensor b32 = tf::cast(b64, tf::float32);
                 const tf::Tensor y = tf::matmul(a32, b32, ta, tb);

@@ -1,11 +1,11 @@
 // Reductions and scans: golden values and gradients (ops.json), finite-difference gradients for
 // axis/keepdims combinations, every kernel path against a float64 reference, dtypes, edge cases
 // (empty axes, ties, zeros in prod, axes {} vs an explicitly empty list) and TensorFlow's errors.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
+
+#include <catch2/catch.hpp>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -38,15 +38,19 @@ void run_reduction_cases(const char* tf_op, ReduceFn fn) {
     }
 }
 
-std::vector<double> values_of(const tf::Tensor& t) { return t.to_vector<double>(); }
+std::vector<double> values_of(const tf::Tensor& t) {
+    return t.to_vector<double>();
+}
 
 bool reduced(const std::vector<int64_t>& axes, std::size_t d) {
     return std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
 }
 
 // Reference reduction in double over `axes` (non-negative) of a row-major tensor.
-std::vector<double> reference(const std::vector<double>& x, const std::vector<int64_t>& dims,
-                              const std::vector<int64_t>& axes, double init,
+std::vector<double> reference(const std::vector<double>& x,
+                              const std::vector<int64_t>& dims,
+                              const std::vector<int64_t>& axes,
+                              double init,
                               double (*combine)(double, double)) {
     int64_t out_n = 1;
     for (std::size_t d = 0; d < dims.size(); ++d) {
@@ -68,12 +72,20 @@ std::vector<double> reference(const std::vector<double>& x, const std::vector<in
     return out;
 }
 
-double add2(double a, double b) { return a + b; }
-double max2(double a, double b) { return std::max(a, b); }
-double min2(double a, double b) { return std::min(a, b); }
+double add2(double a, double b) {
+    return a + b;
+}
+double max2(double a, double b) {
+    return std::max(a, b);
+}
+double min2(double a, double b) {
+    return std::min(a, b);
+}
 
 // CHECKs |t - expected| <= atol + rtol |expected| element-wise; reports the first mismatch.
-void check_values(const tf::Tensor& t, const std::vector<double>& expected, double rtol,
+void check_values(const tf::Tensor& t,
+                  const std::vector<double>& expected,
+                  double rtol,
                   double atol = 0) {
     const std::vector<double> got = values_of(t);
     REQUIRE(got.size() == expected.size());
@@ -90,15 +102,27 @@ void check_values(const tf::Tensor& t, const std::vector<double>& expected, doub
 // ---- Golden cases ----
 
 TEST_CASE("reductions match the golden cases", "[reduce][golden]") {
-    SECTION("reduce_sum") { run_reduction_cases("tf.math.reduce_sum", tf::reduce_sum); }
-    SECTION("reduce_mean") { run_reduction_cases("tf.math.reduce_mean", tf::reduce_mean); }
-    SECTION("reduce_max") { run_reduction_cases("tf.math.reduce_max", tf::reduce_max); }
-    SECTION("reduce_min") { run_reduction_cases("tf.math.reduce_min", tf::reduce_min); }
-    SECTION("reduce_prod") { run_reduction_cases("tf.math.reduce_prod", tf::reduce_prod); }
+    SECTION("reduce_sum") {
+        run_reduction_cases("tf.math.reduce_sum", tf::reduce_sum);
+    }
+    SECTION("reduce_mean") {
+        run_reduction_cases("tf.math.reduce_mean", tf::reduce_mean);
+    }
+    SECTION("reduce_max") {
+        run_reduction_cases("tf.math.reduce_max", tf::reduce_max);
+    }
+    SECTION("reduce_min") {
+        run_reduction_cases("tf.math.reduce_min", tf::reduce_min);
+    }
+    SECTION("reduce_prod") {
+        run_reduction_cases("tf.math.reduce_prod", tf::reduce_prod);
+    }
     SECTION("reduce_logsumexp") {
         run_reduction_cases("tf.math.reduce_logsumexp", tf::reduce_logsumexp);
     }
-    SECTION("reduce_std") { run_reduction_cases("tf.math.reduce_std", tf::reduce_std); }
+    SECTION("reduce_std") {
+        run_reduction_cases("tf.math.reduce_std", tf::reduce_std);
+    }
 }
 
 TEST_CASE("argmax and cumsum match the golden cases", "[reduce][golden]") {
@@ -110,8 +134,10 @@ TEST_CASE("argmax and cumsum match the golden cases", "[reduce][golden]") {
     }
     for (const auto& c : tf::testing::golden_cases("tf.math.cumsum")) {
         tf::testing::run_golden_case(c, [](const Tensors& in, const Json& args) {
-            return Tensors{tf::cumsum(in[0], args.value("axis", int64_t{0}),
-                                      args.value("exclusive", false), args.value("reverse", false))};
+            return Tensors{tf::cumsum(in[0],
+                                      args.value("axis", int64_t{0}),
+                                      args.value("exclusive", false),
+                                      args.value("reverse", false))};
         });
     }
 }
@@ -120,14 +146,23 @@ TEST_CASE("argmax and cumsum match the golden cases", "[reduce][golden]") {
 
 TEST_CASE("reduction gradients match finite differences", "[reduce][gradcheck]") {
     const std::vector<std::pair<tf::Axes, bool>> combos = {
-        {tf::Axes(), false},       {tf::Axes(), true},        {tf::Axes(0), false},
-        {tf::Axes(1), true},       {tf::Axes(-1), false},     {tf::Axes({0, 2}), true},
-        {tf::Axes({0, 2}), false}, {tf::Axes({2, 1}), false}, {tf::Axes(std::vector<int64_t>{}), false}};
-    const std::vector<std::pair<std::string, ReduceFn>> ops = {
-        {"sum", tf::reduce_sum},           {"mean", tf::reduce_mean},
-        {"max", tf::reduce_max},           {"min", tf::reduce_min},
-        {"prod", tf::reduce_prod},         {"logsumexp", tf::reduce_logsumexp},
-        {"variance", tf::reduce_variance}, {"std", tf::reduce_std}};
+        {tf::Axes(), false},
+        {tf::Axes(), true},
+        {tf::Axes(0), false},
+        {tf::Axes(1), true},
+        {tf::Axes(-1), false},
+        {tf::Axes({0, 2}), true},
+        {tf::Axes({0, 2}), false},
+        {tf::Axes({2, 1}), false},
+        {tf::Axes(std::vector<int64_t>{}), false}};
+    const std::vector<std::pair<std::string, ReduceFn>> ops = {{"sum", tf::reduce_sum},
+                                                               {"mean", tf::reduce_mean},
+                                                               {"max", tf::reduce_max},
+                                                               {"min", tf::reduce_min},
+                                                               {"prod", tf::reduce_prod},
+                                                               {"logsumexp", tf::reduce_logsumexp},
+                                                               {"variance", tf::reduce_variance},
+                                                               {"std", tf::reduce_std}};
     // Distinct values away from 0: no ties (max/min), no zeros (prod), a nonzero spread (std).
     const tf::Tensor x = random_f64({2, 3, 4}, 0.5, 1.5, 7);
     for (const auto& [name, fn] : ops) {
@@ -137,8 +172,8 @@ TEST_CASE("reduction gradients match finite differences", "[reduce][gradcheck]")
             const bool keepdims = combos[i].second;
             const ReduceFn f = fn;
             if (name == "std" && !axes.all() && axes.list().empty()) continue;  // sqrt'(0) = inf
-            check_gradients([&](const Tensors& in) { return f(in[0], axes, keepdims); }, {x}, 1e-5,
-                            1e-7);
+            check_gradients(
+                [&](const Tensors& in) { return f(in[0], axes, keepdims); }, {x}, 1e-5, 1e-7);
         }
     }
 }
@@ -154,7 +189,9 @@ TEST_CASE("scan gradients match finite differences", "[reduce][gradcheck]") {
                     {x});
                 check_gradients(
                     [&](const Tensors& in) { return tf::cumprod(in[0], axis, exclusive, reverse); },
-                    {x}, 1e-5, 1e-7);
+                    {x},
+                    1e-5,
+                    1e-7);
             }
         }
     }
@@ -163,10 +200,12 @@ TEST_CASE("scan gradients match finite differences", "[reduce][gradcheck]") {
 TEST_CASE("second-order gradients of reductions", "[reduce][gradcheck]") {
     // The gradient formulas are tapeflow ops: differentiate the gradient itself.
     const tf::Tensor x = random_f64({3, 4}, 0.5, 1.5, 11);
-    const std::vector<std::pair<std::string, ReduceFn>> ops = {
-        {"sum", tf::reduce_sum},           {"mean", tf::reduce_mean},
-        {"prod", tf::reduce_prod},         {"logsumexp", tf::reduce_logsumexp},
-        {"variance", tf::reduce_variance}, {"max", tf::reduce_max}};
+    const std::vector<std::pair<std::string, ReduceFn>> ops = {{"sum", tf::reduce_sum},
+                                                               {"mean", tf::reduce_mean},
+                                                               {"prod", tf::reduce_prod},
+                                                               {"logsumexp", tf::reduce_logsumexp},
+                                                               {"variance", tf::reduce_variance},
+                                                               {"max", tf::reduce_max}};
     for (const auto& [name, fn] : ops) {
         INFO(name);
         const ReduceFn f = fn;
@@ -177,7 +216,9 @@ TEST_CASE("second-order gradients of reductions", "[reduce][gradcheck]") {
                 const tf::Tensor y = f(in[0] * in[0] * in[0], tf::Axes(1), false);
                 return tf::Tensor(tape.gradient(y, in[0]));
             },
-            {x}, 1e-5, 1e-7);
+            {x},
+            1e-5,
+            1e-7);
     }
 }
 
@@ -209,8 +250,8 @@ TEST_CASE("reduce_prod gradient with zeros", "[reduce]") {
         check_values(tape.gradient(y, x), {0, 6, 0, 0, 0, 0}, 0);
     }
     {  // several reduced axes (moved to the front by a transpose) with one zero
-        const tf::Tensor z = tf::reshape(tf::constant({1.0, 2.0, 3.0, 0.0, 5.0, 6.0, 7.0, 8.0}),
-                                         {2, 2, 2});
+        const tf::Tensor z =
+            tf::reshape(tf::constant({1.0, 2.0, 3.0, 0.0, 5.0, 6.0, 7.0, 8.0}), {2, 2, 2});
         tf::GradientTape tape;
         tape.watch(z);
         const tf::Tensor y = tf::reduce_prod(z, {0, 2});  // groups {1,2,5,6} and {3,0,7,8}
@@ -250,9 +291,11 @@ TEST_CASE("reduction kernels agree with a float64 reference on every layout", "[
         const tf::Axes axes(l.axes);
         const std::vector<double> sum = reference(v32, l.dims, l.axes, 0.0, add2);
         int64_t count = 1;
-        for (const int64_t a : l.axes) count *= l.dims[static_cast<std::size_t>(a)];
+        for (const int64_t a : l.axes)
+            count *= l.dims[static_cast<std::size_t>(a)];
         std::vector<double> mean = sum;
-        for (double& v : mean) v /= static_cast<double>(count);
+        for (double& v : mean)
+            v /= static_cast<double>(count);
         check_values(tf::reduce_sum(x32, axes), sum, 1e-4, 1e-4);
         check_values(tf::reduce_mean(x32, axes), mean, 1e-4, 1e-6);
         check_values(tf::reduce_max(x32, axes), reference(v32, l.dims, l.axes, -INFINITY, max2), 0);
@@ -264,7 +307,8 @@ TEST_CASE("reduction kernels agree with a float64 reference on every layout", "[
         const std::vector<double> vi = values_of(xi);
         check_values(tf::reduce_sum(xi, axes), reference(vi, l.dims, l.axes, 0.0, add2), 0);
         check_values(tf::reduce_max(tf::cast(xi, tf::int64), axes),
-                     reference(vi, l.dims, l.axes, -INFINITY, max2), 0);
+                     reference(vi, l.dims, l.axes, -INFINITY, max2),
+                     0);
     }
 }
 
@@ -417,10 +461,12 @@ TEST_CASE("reduction argument errors", "[reduce][errors]") {
                       "Invalid reduction dimension (2 for input with 2 dimension(s) [Op:Sum]");
     CHECK_THROWS_WITH(tf::reduce_max(x, -3),
                       "Invalid reduction dimension (-3 for input with 2 dimension(s) [Op:Max]");
-    CHECK_THROWS_WITH(tf::reduce_mean(x, {0, 0}),
-                      "Invalid reduction arguments: Axes contains duplicate dimension: 0 [Op:Mean]");
-    CHECK_THROWS_WITH(tf::reduce_prod(x, {1, -1}),
-                      "Invalid reduction arguments: Axes contains duplicate dimension: 1 [Op:Prod]");
+    CHECK_THROWS_WITH(
+        tf::reduce_mean(x, {0, 0}),
+        "Invalid reduction arguments: Axes contains duplicate dimension: 0 [Op:Mean]");
+    CHECK_THROWS_WITH(
+        tf::reduce_prod(x, {1, -1}),
+        "Invalid reduction arguments: Axes contains duplicate dimension: 1 [Op:Prod]");
     CHECK_THROWS_AS(tf::reduce_min(tf::constant(1.0), 0), tf::errors::InvalidArgumentError);
     CHECK_THROWS_WITH(tf::argmax(x, 2),
                       "Expected dimension in the range [-2, 2), but got 2 [Op:ArgMax]");

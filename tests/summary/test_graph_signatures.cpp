@@ -8,12 +8,10 @@
 #include <set>
 
 #include <catch2/catch.hpp>
-
+#include <google/protobuf/text_format.h>
 #include <nlohmann/json.hpp>
 
 #include <tapeflow/tapeflow.hpp>
-
-#include <google/protobuf/text_format.h>
 
 #include "tapeflow_proto/graph.pb.h"
 
@@ -23,7 +21,8 @@ namespace {
 
 nlohmann::json op_defs() {
     const char* env = std::getenv("TAPEFLOW_GOLDEN_DIR");
-    const std::string path = std::string(env != nullptr ? env : "../tests/golden") + "/tf-op-defs.json";
+    const std::string path =
+        std::string(env != nullptr ? env : "../tests/golden") + "/tf-op-defs.json";
     std::ifstream in(path);
     REQUIRE(in.good());
     return nlohmann::json::parse(in)["ops"];
@@ -43,10 +42,12 @@ bool has_kind(const tapeflow::proto::AttrValue& v, const std::string& type) {
 }
 
 // The problems TensorFlow's import would report for this GraphDef (empty: it imports).
-std::vector<std::string> import_errors(const tapeflow::proto::GraphDef& def, const nlohmann::json& ops) {
+std::vector<std::string> import_errors(const tapeflow::proto::GraphDef& def,
+                                       const nlohmann::json& ops) {
     std::vector<std::string> errors;
     std::set<std::string> names;
-    for (const auto& n : def.node()) names.insert(n.name());
+    for (const auto& n : def.node())
+        names.insert(n.name());
     for (const auto& n : def.node()) {
         if (!ops.contains(n.op())) {
             errors.push_back(n.name() + ": op " + n.op() + " is not in tf-op-defs.json");
@@ -54,11 +55,15 @@ std::vector<std::string> import_errors(const tapeflow::proto::GraphDef& def, con
         }
         const auto& op = ops[n.op()];
         if (static_cast<std::size_t>(n.input_size()) != op["inputs"].size()) {
-            errors.push_back(fmt::format("{}: {} inputs, {} takes {}", n.name(), n.input_size(), n.op(),
+            errors.push_back(fmt::format("{}: {} inputs, {} takes {}",
+                                         n.name(),
+                                         n.input_size(),
+                                         n.op(),
                                          op["inputs"].size()));
         }
         for (const std::string& input : n.input()) {
-            if (!names.contains(input.substr(0, input.find(':')))) errors.push_back(n.name() + ": no node " + input);
+            if (!names.contains(input.substr(0, input.find(':'))))
+                errors.push_back(n.name() + ": no node " + input);
         }
         for (const auto& [key, value] : n.attr()) {
             if (key.starts_with("_")) continue;  // _output_shapes and friends: allowed anywhere
@@ -68,7 +73,8 @@ std::vector<std::string> import_errors(const tapeflow::proto::GraphDef& def, con
             }
             const auto& spec = op["attrs"][key];
             if (!has_kind(value, spec["type"])) {
-                errors.push_back(fmt::format("{}: attr {} is not a {}", n.name(), key, spec["type"].get<std::string>()));
+                errors.push_back(fmt::format(
+                    "{}: attr {} is not a {}", n.name(), key, spec["type"].get<std::string>()));
             } else if (spec.contains("allowed")) {
                 const auto& allowed = spec["allowed"];
                 if (std::find(allowed.begin(), allowed.end(), value.s()) == allowed.end()) {
@@ -107,14 +113,16 @@ TEST_CASE("the GraphDef of a convnet has TensorFlow's op signatures", "[summary]
         auto h = tf::nn::relu(tf::nn::bias_add(tf::nn::conv2d(images, kernel, 1, "SAME"), bias));
         h = tf::nn::max_pool2d(h, 2, 2, "SAME");
         const auto logits = tf::matmul(tf::reshape(h, {-1, 64}), dense);
-        const auto loss = tf::reduce_mean(tf::nn::sparse_softmax_cross_entropy_with_logits(labels, logits));
+        const auto loss =
+            tf::reduce_mean(tf::nn::sparse_softmax_cross_entropy_with_logits(labels, logits));
         tf::reduce_sum(tf::transpose(tf::expand_dims(tf::cast(logits, tf::float64), 0)), {0, 2});
         tf::sigmoid(loss * 2.0f + 1.0f);
         tf::nn::conv2d(images, kernel, 1, "VALID");
     }
     const tapeflow::proto::GraphDef def = graph_def_of(tape.graph());
     const auto errors = import_errors(def, op_defs());
-    for (const auto& e : errors) UNSCOPED_INFO(e);
+    for (const auto& e : errors)
+        UNSCOPED_INFO(e);
     CHECK(errors.empty());
     CHECK(def.versions().producer() == 1394);
 
@@ -140,5 +148,6 @@ TEST_CASE("the GraphDef of a convnet has TensorFlow's op signatures", "[summary]
     CHECK(mean.input_size() == 2);
     CHECK(node(mean.input(1)).op() == "Const");
     CHECK(node("net/Cast").attr().at("DstT").type() == tapeflow::proto::DT_DOUBLE);
-    CHECK(node("net/SparseSoftmaxCrossEntropyWithLogits").attr().at("Tlabels").type() == tapeflow::proto::DT_INT32);
+    CHECK(node("net/SparseSoftmaxCrossEntropyWithLogits").attr().at("Tlabels").type() ==
+          tapeflow::proto::DT_INT32);
 }

@@ -7,16 +7,15 @@
 #include <thread>
 
 #include <catch2/catch.hpp>
-
 #include <unistd.h>
 
 #include <tapeflow/tapeflow.hpp>
 
-#include "tapeflow_proto/event.pb.h"
-#include "tapeflow_proto/graph.pb.h"
 #include "io/record_file.hpp"
 #include "summary/encoders.hpp"
 #include "summary/event_proto.hpp"
+#include "tapeflow_proto/event.pb.h"
+#include "tapeflow_proto/graph.pb.h"
 
 namespace tf = tapeflow;
 namespace fs = std::filesystem;
@@ -78,8 +77,10 @@ uint16_t le16(const std::string& s, std::size_t at) {
 // Regression: with bare file names ("tensor.proto") protobuf aborted at load time in any process
 // that also loads a library registering a file of that name (OpenCV's dnn, pulled in by LibTorch).
 TEST_CASE("the schemas are registered under tapeflow_proto/ file names", "[summary][proto]") {
-    for (const auto* d : {tf::proto::Event::descriptor(), tf::proto::GraphDef::descriptor(),
-                          tf::proto::Summary::descriptor(), tf::proto::TensorProto::descriptor()}) {
+    for (const auto* d : {tf::proto::Event::descriptor(),
+                          tf::proto::GraphDef::descriptor(),
+                          tf::proto::Summary::descriptor(),
+                          tf::proto::TensorProto::descriptor()}) {
         INFO(d->full_name());
         CHECK(d->file()->name().rfind("tapeflow_proto/", 0) == 0);
     }

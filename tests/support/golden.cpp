@@ -1,11 +1,11 @@
 // Loading ops.json and running its cases (see golden.hpp).
 #include "support/golden.hpp"
 
-#include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+
+#include <catch2/catch.hpp>
 
 namespace tapeflow::testing {
 namespace {
@@ -28,7 +28,8 @@ double number(const nlohmann::json& v) {
 
 void flatten(const nlohmann::json& v, std::vector<double>& out) {
     if (v.is_array()) {
-        for (const auto& e : v) flatten(e, out);
+        for (const auto& e : v)
+            flatten(e, out);
     } else {
         out.push_back(number(v));
     }
@@ -45,7 +46,8 @@ GoldenArray parse_array(const nlohmann::json& j) {
 std::vector<GoldenCase> load() {
     const std::string path = golden_dir() + "/ops.json";
     std::ifstream file(path);
-    if (!file) throw std::runtime_error("cannot open golden file " + path + " (set TAPEFLOW_GOLDEN_DIR)");
+    if (!file)
+        throw std::runtime_error("cannot open golden file " + path + " (set TAPEFLOW_GOLDEN_DIR)");
     const nlohmann::json doc = nlohmann::json::parse(file);
     std::vector<GoldenCase> cases;
     for (const auto& j : doc) {
@@ -58,7 +60,8 @@ std::vector<GoldenCase> load() {
             c.inputs.push_back(parse_array(in));
         }
         c.args = j.at("args");
-        for (const auto& o : j.at("outputs")) c.outputs.push_back(parse_array(o));
+        for (const auto& o : j.at("outputs"))
+            c.outputs.push_back(parse_array(o));
         for (const auto& u : j.at("upstream")) {
             c.upstream.push_back(u.is_null() ? std::nullopt : std::optional(parse_array(u)));
         }
@@ -79,7 +82,9 @@ std::vector<GoldenCase> load() {
 }
 
 // The float outputs as targets, each weighted by the case's upstream gradient.
-void weighted_targets(const GoldenCase& c, const std::vector<Tensor>& outs, std::vector<Tensor>& targets,
+void weighted_targets(const GoldenCase& c,
+                      const std::vector<Tensor>& outs,
+                      std::vector<Tensor>& targets,
                       GradientOptions& options) {
     for (std::size_t k = 0; k < outs.size(); ++k) {
         if (!c.upstream[k]) continue;
@@ -90,7 +95,9 @@ void weighted_targets(const GoldenCase& c, const std::vector<Tensor>& outs, std:
 
 }  // namespace
 
-Tensor GoldenArray::tensor() const { return constant(values, shape, dtype); }
+Tensor GoldenArray::tensor() const {
+    return constant(values, shape, dtype);
+}
 
 const std::vector<GoldenCase>& all_golden_cases() {
     static const std::vector<GoldenCase> cases = load();
@@ -107,7 +114,10 @@ std::vector<GoldenCase> golden_cases(std::string_view tf_op) {
     return out;
 }
 
-void check_close(const Tensor& actual, const GoldenArray& expected, double rtol, double atol,
+void check_close(const Tensor& actual,
+                 const GoldenArray& expected,
+                 double rtol,
+                 double atol,
                  const std::string& what) {
     INFO(what);
     REQUIRE(actual.defined());
@@ -136,12 +146,14 @@ void check_close(const Tensor& actual, const GoldenArray& expected, double rtol,
 void run_golden_case(const GoldenCase& c, const GoldenFn& f) {
     INFO("golden case " << c.id);
     std::vector<Tensor> inputs;
-    for (const GoldenArray& a : c.inputs) inputs.push_back(a.tensor());
+    for (const GoldenArray& a : c.inputs)
+        inputs.push_back(a.tensor());
 
     const std::vector<Tensor> outputs = f(inputs, c.args);
     REQUIRE(outputs.size() == c.outputs.size());
     for (std::size_t k = 0; k < outputs.size(); ++k) {
-        check_close(outputs[k], c.outputs[k], c.rtol, c.atol, c.id + ": output " + std::to_string(k));
+        check_close(
+            outputs[k], c.outputs[k], c.rtol, c.atol, c.id + ": output " + std::to_string(k));
     }
 
     // Gradients of sum_k <outputs[k], upstream[k]> w.r.t. every input.

@@ -46,8 +46,8 @@ std::vector<GoldenCase> golden_cases(std::string_view tf_op);
 /// Every case of ops.json.
 const std::vector<GoldenCase>& all_golden_cases();
 
-using GoldenFn =
-    std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs, const nlohmann::json& args)>;
+using GoldenFn = std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs,
+                                                   const nlohmann::json& args)>;
 
 /// Checks forward outputs, the gradients (TF's tape.gradient(outputs, inputs, output_gradients =
 /// upstream)) and, when present, the HVP through nested tapes, with the case's tolerances.
@@ -55,7 +55,10 @@ void run_golden_case(const GoldenCase& c, const GoldenFn& f);
 
 /// CHECKs |actual - expected| <= atol + rtol |expected| element-wise (non-finite values must match,
 /// integers and bools exactly), naming `what` and the first mismatching element.
-void check_close(const Tensor& actual, const GoldenArray& expected, double rtol, double atol,
+void check_close(const Tensor& actual,
+                 const GoldenArray& expected,
+                 double rtol,
+                 double atol,
                  const std::string& what);
 
 }  // namespace tapeflow::testing

@@ -1,9 +1,9 @@
 // Finite-difference gradient checks (see gradcheck.hpp).
 #include "support/gradcheck.hpp"
 
-#include <catch2/catch.hpp>
-
 #include <cmath>
+
+#include <catch2/catch.hpp>
 
 namespace tapeflow::testing {
 namespace {
@@ -11,7 +11,8 @@ namespace {
 double contract(const Tensor& y, const std::vector<double>& w) {
     const std::vector<double> v = y.to_vector<double>();
     double s = 0;
-    for (std::size_t i = 0; i < v.size(); ++i) s += v[i] * w[i];
+    for (std::size_t i = 0; i < v.size(); ++i)
+        s += v[i] * w[i];
     return s;
 }
 
@@ -21,8 +22,8 @@ Tensor random_f64(const Shape& shape, double lo, double hi, uint64_t seed) {
     return random::uniform(shape, lo, hi, DType::float64, seed);
 }
 
-void check_gradients(const TensorFn& f, const std::vector<Tensor>& inputs, double rtol, double atol,
-                     double eps) {
+void check_gradients(
+    const TensorFn& f, const std::vector<Tensor>& inputs, double rtol, double atol, double eps) {
     const Tensor y0 = f(inputs);
     REQUIRE(y0.defined());
     REQUIRE(y0.dtype() == DType::float64);
@@ -57,8 +58,8 @@ void check_gradients(const TensorFn& f, const std::vector<Tensor>& inputs, doubl
         if (analytic[i].defined()) got = analytic[i].dense().to_vector<double>();
         REQUIRE(got.size() == numeric.size());
         for (std::size_t j = 0; j < x.size(); ++j) {
-            INFO("input " << i << " element " << j << ": tape " << got[j] << " vs finite differences "
-                          << numeric[j]);
+            INFO("input " << i << " element " << j << ": tape " << got[j]
+                          << " vs finite differences " << numeric[j]);
             CHECK(std::abs(got[j] - numeric[j]) <= atol + rtol * std::abs(numeric[j]) + 1e-4 * eps);
         }
     }

@@ -14,8 +14,11 @@ using TensorFn = std::function<Tensor(const std::vector<Tensor>& inputs)>;
 
 /// For every float64 input, compares d(sum(f(inputs) * w))/d(input) from the tape with central
 /// differences (step `eps`), element by element, with CHECKs that name the input and element.
-void check_gradients(const TensorFn& f, const std::vector<Tensor>& inputs, double rtol = 1e-6,
-                     double atol = 1e-8, double eps = 1e-6);
+void check_gradients(const TensorFn& f,
+                     const std::vector<Tensor>& inputs,
+                     double rtol = 1e-6,
+                     double atol = 1e-8,
+                     double eps = 1e-6);
 
 /// A float64 tensor of `shape` with values uniform in [lo, hi) from a fixed seed.
 Tensor random_f64(const Shape& shape, double lo = -1, double hi = 1, uint64_t seed = 1);

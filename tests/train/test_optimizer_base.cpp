@@ -11,18 +11,23 @@ using Catch::Contains;
 
 namespace {
 
-std::vector<float> values(const tf::Variable& v) { return v.value().to_vector<float>(); }
+std::vector<float> values(const tf::Variable& v) {
+    return v.value().to_vector<float>();
+}
 
 }  // namespace
 
-TEST_CASE("apply_gradients: empty list and all-None gradients raise TensorFlow's messages", "[train][errors]") {
+TEST_CASE("apply_gradients: empty list and all-None gradients raise TensorFlow's messages",
+          "[train][errors]") {
     tf::Variable a(tf::constant({1.f, 2.f}), {.name = "a"});
     tf::Variable b(tf::constant({3.f}), {.name = "b"});
     t::GradientDescentOptimizer opt(0.1);
     CHECK_THROWS_WITH(opt.apply_gradients({}), Contains("No variables provided."));
-    CHECK_THROWS_AS(opt.apply_gradients({{tf::Gradient(), a}, {tf::Gradient(), b}}), tf::errors::InvalidArgumentError);
+    CHECK_THROWS_AS(opt.apply_gradients({{tf::Gradient(), a}, {tf::Gradient(), b}}),
+                    tf::errors::InvalidArgumentError);
     CHECK_THROWS_WITH(opt.apply_gradients({{tf::Gradient(), a}, {tf::Gradient(), b}}),
-                      Contains("No gradients provided for any variable: ['" + a.name() + "', '" + b.name() + "']"));
+                      Contains("No gradients provided for any variable: ['" + a.name() + "', '" +
+                               b.name() + "']"));
     CHECK(opt.iterations() == 0);
 }
 
@@ -41,19 +46,26 @@ TEST_CASE("apply_gradients skips None gradients silently: no slot, variable unto
     CHECK_FALSE(opt.get_slot(a, "momentum")->trainable());
 }
 
-TEST_CASE("minimize: no gradient for any variable names the variables and the loss", "[train][errors]") {
+TEST_CASE("minimize: no gradient for any variable names the variables and the loss",
+          "[train][errors]") {
     tf::Variable a(tf::constant({1.f}), {.name = "a"});
     t::GradientDescentOptimizer opt(0.1);
-    auto loss_fn = [&] { return tf::stop_gradient(a.value()) * 2.f; };
-    CHECK_THROWS_WITH(opt.minimize(loss_fn, std::vector<tf::Variable>{a}),
-                      Contains("No gradients provided for any variable, check your graph for ops that do not "
-                               "support gradients, between variables ['" + a.name() + "']"));
-    CHECK_THROWS_AS(opt.minimize(loss_fn, std::vector<tf::Variable>{a}, {}, t::GateGradients::gate_none),
-                    tf::errors::InvalidArgumentError);
+    auto loss_fn = [&] {
+        return tf::stop_gradient(a.value()) * 2.f;
+    };
+    CHECK_THROWS_WITH(
+        opt.minimize(loss_fn, std::vector<tf::Variable>{a}),
+        Contains("No gradients provided for any variable, check your graph for ops that do not "
+                 "support gradients, between variables ['" +
+                 a.name() + "']"));
+    CHECK_THROWS_AS(
+        opt.minimize(loss_fn, std::vector<tf::Variable>{a}, {}, t::GateGradients::gate_none),
+        tf::errors::InvalidArgumentError);
     CHECK(values(a) == std::vector<float>{1.f});
 }
 
-TEST_CASE("compute_gradients: default var_list is the trainable variables the loss read", "[train]") {
+TEST_CASE("compute_gradients: default var_list is the trainable variables the loss read",
+          "[train]") {
     tf::Variable w(tf::constant({2.f}), {.name = "w"});
     tf::Variable frozen(tf::constant({5.f}), {.name = "frozen", .trainable = false});
     tf::Variable unused(tf::constant({7.f}), {.name = "unused"});
@@ -66,13 +78,15 @@ TEST_CASE("compute_gradients: default var_list is the trainable variables the lo
     CHECK(values(w) == std::vector<float>{-0.5f});
     CHECK(values(frozen) == std::vector<float>{5.f});
     CHECK(values(unused) == std::vector<float>{7.f});
-    CHECK_THROWS_WITH(opt.minimize([&] { return tf::constant(1.f); }), Contains("No variables to optimize."));
+    CHECK_THROWS_WITH(opt.minimize([&] { return tf::constant(1.f); }),
+                      Contains("No variables to optimize."));
     CHECK_THROWS_AS(opt.compute_gradients({}), tf::errors::RuntimeError);
     CHECK_THROWS_WITH(opt.compute_gradients([&] { return tf::cast(w.value(), tf::int32); }),
                       Contains("Invalid type int32 for loss"));
 }
 
-TEST_CASE("optimizer names are unique; state is named after them; variables() is sorted", "[train]") {
+TEST_CASE("optimizer names are unique; state is named after them; variables() is sorted",
+          "[train]") {
     tf::Variable v(tf::constant({1.f, 2.f}), {.name = "v"});
     t::AdamOptimizer first(0.1);
     t::AdamOptimizer second(0.1);
@@ -80,13 +94,17 @@ TEST_CASE("optimizer names are unique; state is named after them; variables() is
     CHECK(second.name() == "Adam_1");
     second.apply_gradients({{tf::constant({1.f, 1.f}), v}});
     std::vector<std::string> names;
-    for (const auto& x : second.variables()) names.push_back(x.name());
-    CHECK(names == std::vector<std::string>{"Adam_1/beta1_power", "Adam_1/beta2_power", v.name() + "/Adam_1/m",
+    for (const auto& x : second.variables())
+        names.push_back(x.name());
+    CHECK(names == std::vector<std::string>{"Adam_1/beta1_power",
+                                            "Adam_1/beta2_power",
+                                            v.name() + "/Adam_1/m",
                                             v.name() + "/Adam_1/v"});
     t::GradientDescentOptimizer sgd(0.1);
     sgd.apply_gradients({{tf::constant({1.f, 1.f}), v}});
     CHECK(sgd.variables().empty());
-    CHECK_THROWS_WITH(t::GradientDescentOptimizer(0.1, {.name = ""}), Contains("Must specify the optimizer name"));
+    CHECK_THROWS_WITH(t::GradientDescentOptimizer(0.1, {.name = ""}),
+                      Contains("Must specify the optimizer name"));
 }
 
 TEST_CASE("Adam's beta powers are shared and advance once per apply_gradients", "[train]") {
@@ -96,7 +114,8 @@ TEST_CASE("Adam's beta powers are shared and advance once per apply_gradients", 
     opt.apply_gradients({{tf::constant({1.f}), a}, {tf::constant({1.f}), b}});
     opt.apply_gradients({{tf::constant({1.f}), a}});
     for (const auto& x : opt.variables()) {
-        if (x.name().ends_with("beta1_power")) CHECK(x.value().item<float>() == Approx(0.9 * 0.9 * 0.9));
+        if (x.name().ends_with("beta1_power"))
+            CHECK(x.value().item<float>() == Approx(0.9 * 0.9 * 0.9));
     }
     // b joins at t = 3: its first step uses the global powers, unlike a fresh optimizer's t = 1.
     const float before = values(b)[0];
@@ -106,7 +125,8 @@ TEST_CASE("Adam's beta powers are shared and advance once per apply_gradients", 
     CHECK(values(b)[0] == Approx(before - alpha * m / (std::sqrt(v) + 1e-8)).epsilon(1e-5));
 }
 
-TEST_CASE("global_step: int64 or int32 scalar, incremented once per apply; schedules read it", "[train]") {
+TEST_CASE("global_step: int64 or int32 scalar, incremented once per apply; schedules read it",
+          "[train]") {
     tf::Variable v(tf::constant({0.f}), {.name = "v"});
     tf::Variable step(tf::constant(int64_t{10}), {.name = "step", .trainable = false});
     std::vector<int64_t> seen;
@@ -120,7 +140,8 @@ TEST_CASE("global_step: int64 or int32 scalar, incremented once per apply; sched
     CHECK(seen == std::vector<int64_t>{10, 11, 2});
     CHECK(t::global_step(step) == 12);
     CHECK(opt.iterations() == 3);
-    tf::Variable small(tf::constant(0), {.name = "int32_step", .trainable = false});  // tf.Variable(0)
+    tf::Variable small(tf::constant(0),
+                       {.name = "int32_step", .trainable = false});  // tf.Variable(0)
     opt.apply_gradients({{tf::constant({1.f}), v}}, small);
     CHECK(small.dtype() == tf::int32);
     CHECK(small.value().item<int>() == 1);
@@ -130,8 +151,8 @@ TEST_CASE("global_step: int64 or int32 scalar, incremented once per apply; sched
 }
 
 TEST_CASE("TF1 decay functions of the global-step Variable decay as the step grows", "[train]") {
-    // tf.compat.v1.train.exponential_decay(0.1, global_step, 1, 0.5) in TF2 eager: a callable read at
-    // every apply. With an int32 tf.Variable(0) as in TF1 scripts.
+    // tf.compat.v1.train.exponential_decay(0.1, global_step, 1, 0.5) in TF2 eager: a callable read
+    // at every apply. With an int32 tf.Variable(0) as in TF1 scripts.
     tf::Variable step(tf::constant(0), {.name = "decay_step", .trainable = false});
     tf::Variable v(tf::constant({0.f}), {.name = "decayed_v"});
     t::GradientDescentOptimizer opt(t::exponential_decay(0.1, step, 1, 0.5));
@@ -147,7 +168,8 @@ TEST_CASE("TF1 decay functions of the global-step Variable decay as the step gro
     // each of the eight reads the variable at evaluation time (the step argument is ignored)
     tf::Variable s64(tf::constant(int64_t{5}), {.name = "decay_step64", .trainable = false});
     const std::vector<std::pair<t::LearningRate, double>> rates{
-        {t::exponential_decay(1.0, s64, 10, 0.5, true), t::exponential_decay(1.0, 5, 10, 0.5, true)},
+        {t::exponential_decay(1.0, s64, 10, 0.5, true),
+         t::exponential_decay(1.0, 5, 10, 0.5, true)},
         {t::piecewise_constant(s64, {3, 8}, {1.0, 0.5, 0.1}), 0.5},
         {t::polynomial_decay(1.0, s64, 10), t::polynomial_decay(1.0, 5, 10)},
         {t::natural_exp_decay(1.0, s64, 10, 0.5), t::natural_exp_decay(1.0, 5, 10, 0.5)},
@@ -163,7 +185,8 @@ TEST_CASE("TF1 decay functions of the global-step Variable decay as the step gro
     CHECK(rates[1].first(0) == 0.1);
     CHECK(rates[0].first(0) == t::exponential_decay(1.0, 9, 10, 0.5, true));
     tf::Variable wrong(tf::constant(1.0f), {.name = "float_step"});
-    CHECK_THROWS_WITH(t::cosine_decay(1.0, wrong, 10), Contains("cosine_decay: global_step must be an int32"));
+    CHECK_THROWS_WITH(t::cosine_decay(1.0, wrong, 10),
+                      Contains("cosine_decay: global_step must be an int32"));
     CHECK_THROWS_AS(t::piecewise_constant(s64, {3}, {1.0}), tf::errors::InvalidArgumentError);
 }
 
@@ -175,28 +198,37 @@ TEST_CASE("learning rates: double, schedule object or lambda; current_learning_r
     opt.apply_gradients({{tf::constant({1.f}), v}});
     CHECK(opt.current_learning_rate() == 0.5);
     CHECK(values(v)[0] == Approx(-1.5));
-    t::LearningRate lambda = [](int64_t s) { return 0.1 * static_cast<double>(s); };
+    t::LearningRate lambda = [](int64_t s) {
+        return 0.1 * static_cast<double>(s);
+    };
     CHECK(lambda(3) == Approx(0.3));
-    CHECK_THROWS_WITH(t::GradientDescentOptimizer(-0.1), Contains("learning_rate must be a non-negative number"));
+    CHECK_THROWS_WITH(t::GradientDescentOptimizer(-0.1),
+                      Contains("learning_rate must be a non-negative number"));
 }
 
-TEST_CASE("hyper-parameter validation raises InvalidArgumentError with TensorFlow's wording", "[train][errors]") {
+TEST_CASE("hyper-parameter validation raises InvalidArgumentError with TensorFlow's wording",
+          "[train][errors]") {
     using E = tf::errors::InvalidArgumentError;
     CHECK_THROWS_AS(t::AdagradOptimizer(0.1, {.initial_accumulator_value = 0.0}), E);
     CHECK_THROWS_WITH(t::AdagradOptimizer(0.1, {.initial_accumulator_value = -1.0}),
                       Contains("initial_accumulator_value must be positive"));
     CHECK_THROWS_WITH(t::ProximalAdagradOptimizer(0.1, {.initial_accumulator_value = 0.0}),
                       Contains("initial_accumulator_value must be positive"));
-    CHECK_THROWS_WITH(t::FtrlOptimizer(0.1, {.learning_rate_power = 0.5}), Contains("learning_rate_power 0.5 needs to be negative or zero"));
-    CHECK_THROWS_WITH(t::FtrlOptimizer(0.1, {.initial_accumulator_value = -0.1}), Contains("needs to be positive or zero"));
-    CHECK_THROWS_WITH(t::FtrlOptimizer(0.1, {.l1_regularization_strength = -1}), Contains("l1_regularization_strength"));
-    CHECK_THROWS_WITH(t::FtrlOptimizer(0.1, {.l2_regularization_strength = -1}), Contains("l2_regularization_strength"));
+    CHECK_THROWS_WITH(t::FtrlOptimizer(0.1, {.learning_rate_power = 0.5}),
+                      Contains("learning_rate_power 0.5 needs to be negative or zero"));
+    CHECK_THROWS_WITH(t::FtrlOptimizer(0.1, {.initial_accumulator_value = -0.1}),
+                      Contains("needs to be positive or zero"));
+    CHECK_THROWS_WITH(t::FtrlOptimizer(0.1, {.l1_regularization_strength = -1}),
+                      Contains("l1_regularization_strength"));
+    CHECK_THROWS_WITH(t::FtrlOptimizer(0.1, {.l2_regularization_strength = -1}),
+                      Contains("l2_regularization_strength"));
     CHECK_THROWS_WITH(t::FtrlOptimizer(0.1, {.l2_shrinkage_regularization_strength = -1}),
                       Contains("l2_shrinkage_regularization_strength"));
     CHECK_NOTHROW(t::FtrlOptimizer(0.1, {.initial_accumulator_value = 0.0}));
     CHECK_THROWS_WITH(t::AdamOptimizer(0.1, {.beta1 = 1.0}), Contains("beta1 must be in [0, 1)"));
     CHECK_THROWS_WITH(t::AdamOptimizer(0.1, {.beta2 = -0.1}), Contains("beta2 must be in [0, 1)"));
-    CHECK_THROWS_AS(t::ProximalGradientDescentOptimizer(0.1, {.l1_regularization_strength = -1}), E);
+    CHECK_THROWS_AS(t::ProximalGradientDescentOptimizer(0.1, {.l1_regularization_strength = -1}),
+                    E);
 }
 
 TEST_CASE("updates check the gradient's shape, dtype and indices", "[train][errors]") {
@@ -217,16 +249,20 @@ TEST_CASE("updates check the gradient's shape, dtype and indices", "[train][erro
 TEST_CASE("sparse updates sum duplicate indices and touch only listed rows (lazy)", "[train]") {
     tf::Variable v(tf::constant({1.f, 1.f, 1.f}), {.name = "v"});
     t::MomentumOptimizer opt(1.0, 0.5);
-    opt.apply_gradients({{tf::IndexedSlices{tf::constant({1.f, 2.f}), tf::constant({0, 0}), tf::Shape{3}}, v}});
+    opt.apply_gradients(
+        {{tf::IndexedSlices{tf::constant({1.f, 2.f}), tf::constant({0, 0}), tf::Shape{3}}, v}});
     CHECK(values(v) == std::vector<float>{-2.f, 1.f, 1.f});
-    opt.apply_gradients({{tf::IndexedSlices{tf::constant({1.f}), tf::constant({2}), tf::Shape{3}}, v}});
+    opt.apply_gradients(
+        {{tf::IndexedSlices{tf::constant({1.f}), tf::constant({2}), tf::Shape{3}}, v}});
     // Row 0's accumulator (3) is not decayed or applied: lazy.
     CHECK(values(v) == std::vector<float>{-2.f, 1.f, 0.f});
-    CHECK(opt.get_slot(v, "momentum")->value().to_vector<float>() == std::vector<float>{3.f, 0.f, 1.f});
+    CHECK(opt.get_slot(v, "momentum")->value().to_vector<float>() ==
+          std::vector<float>{3.f, 0.f, 1.f});
 }
 
 TEST_CASE("minimize through embedding lookups gives IndexedSlices and the sparse rule", "[train]") {
-    tf::Variable table(tf::constant(std::vector<float>{1, 1, 2, 2, 3, 3}, tf::Shape{3, 2}), {.name = "table"});
+    tf::Variable table(tf::constant(std::vector<float>{1, 1, 2, 2, 3, 3}, tf::Shape{3, 2}),
+                       {.name = "table"});
     t::AdagradOptimizer opt(1.0, {.initial_accumulator_value = 1.0});
     opt.minimize([&] { return tf::reduce_sum(tf::gather(table.value(), tf::constant({2, 2}))); });
     const auto acc = opt.get_slot(table, "accumulator")->value().to_vector<float>();
@@ -243,8 +279,13 @@ TEST_CASE("gate_none updates during the backward walk and matches gate_op", "[tr
         tf::Tensor x = tf::random::normal({16, 4});
         t::AdamOptimizer opt(0.01);
         for (int i = 0; i < 3; ++i) {
-            opt.minimize([&] { return tf::reduce_mean(tf::square(tf::matmul(tf::tanh(tf::matmul(x, w1)), w2))); },
-                         {}, {}, gate);
+            opt.minimize(
+                [&] {
+                    return tf::reduce_mean(tf::square(tf::matmul(tf::tanh(tf::matmul(x, w1)), w2)));
+                },
+                {},
+                {},
+                gate);
         }
         auto out = w1.value().to_vector<float>();
         const auto b = w2.value().to_vector<float>();

@@ -24,7 +24,10 @@ Gradient json_gradient(const nlohmann::json& j, DType dtype);
 DType json_dtype(const nlohmann::json& c);
 
 /// CHECKs |actual - expected| <= atol + rtol |expected| element-wise.
-void check_close_json(const Tensor& actual, const nlohmann::json& expected, double rtol, double atol,
+void check_close_json(const Tensor& actual,
+                      const nlohmann::json& expected,
+                      double rtol,
+                      double atol,
                       const std::string& what);
 
 /// The optimizer of an optimizer case (its "api" and "hyperparameters"); nullptr when unknown.

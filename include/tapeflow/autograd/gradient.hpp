@@ -4,8 +4,8 @@
 
 #include <variant>
 
-#include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/export.hpp>
+#include <tapeflow/core/tensor.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -24,7 +24,7 @@ struct IndexedSlices {
 class Gradient {
 public:
     Gradient() = default;
-    Gradient(Tensor dense);        // NOLINT(google-explicit-constructor): implicit by design
+    Gradient(Tensor dense);          // NOLINT(google-explicit-constructor): implicit by design
     Gradient(IndexedSlices sparse);  // NOLINT(google-explicit-constructor)
 
     bool defined() const;

@@ -9,8 +9,8 @@
 #include <tapeflow/autograd/gradient.hpp>
 #include <tapeflow/autograd/graph.hpp>
 #include <tapeflow/autograd/variable.hpp>
-#include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/export.hpp>
+#include <tapeflow/core/tensor.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -66,7 +66,8 @@ private:
 ///
 /// An op is recorded when one of its inputs is watched (a watched tensor or variable, or the output
 /// of a recorded op) and has a floating dtype. Trainable variables read while recording are watched
-/// automatically unless watch_accessed_variables is false. A tape belongs to the thread that made it.
+/// automatically unless watch_accessed_variables is false. A tape belongs to the thread that made
+/// it.
 class GradientTape {
 public:
     explicit GradientTape(bool persistent = false, bool watch_accessed_variables = true);
@@ -88,13 +89,20 @@ public:
     /// d(sum of targets)/d(sources). A non-persistent tape allows one gradient() or jacobian() call
     /// (RuntimeError afterwards). Sources no recorded path connects give an undefined Gradient, or
     /// zeros with UnconnectedGradients::zero.
-    Gradient gradient(const Tensor& target, const Tensor& source, const GradientOptions& options = {});
-    Gradient gradient(const Tensor& target, const Variable& source, const GradientOptions& options = {});
-    std::vector<Gradient> gradient(const Tensor& target, const std::vector<Tensor>& sources,
+    Gradient gradient(const Tensor& target,
+                      const Tensor& source,
+                      const GradientOptions& options = {});
+    Gradient gradient(const Tensor& target,
+                      const Variable& source,
+                      const GradientOptions& options = {});
+    std::vector<Gradient> gradient(const Tensor& target,
+                                   const std::vector<Tensor>& sources,
                                    const GradientOptions& options = {});
-    std::vector<Gradient> gradient(const Tensor& target, const std::vector<Variable>& sources,
+    std::vector<Gradient> gradient(const Tensor& target,
+                                   const std::vector<Variable>& sources,
                                    const GradientOptions& options = {});
-    std::vector<Gradient> gradient(const std::vector<Tensor>& targets, const std::vector<Tensor>& sources,
+    std::vector<Gradient> gradient(const std::vector<Tensor>& targets,
+                                   const std::vector<Tensor>& sources,
                                    const GradientOptions& options = {});
     std::vector<Gradient> gradient(const std::vector<Tensor>& targets,
                                    const std::vector<Variable>& sources,
@@ -102,17 +110,22 @@ public:
 
     /// Shape target.shape + source.shape: entry [i..., j...] = d target[i...] / d source[j...].
     /// Computed by vectorized backward walks (docs/autograd.md "How jacobians are computed").
-    Tensor jacobian(const Tensor& target, const Tensor& source,
+    Tensor jacobian(const Tensor& target,
+                    const Tensor& source,
                     UnconnectedGradients unconnected = UnconnectedGradients::none);
-    Tensor jacobian(const Tensor& target, const Variable& source,
+    Tensor jacobian(const Tensor& target,
+                    const Variable& source,
                     UnconnectedGradients unconnected = UnconnectedGradients::none);
     Tensor jacobian(const Tensor& target, const Tensor& source, const JacobianOptions& options);
     Tensor jacobian(const Tensor& target, const Variable& source, const JacobianOptions& options);
-    /// target [b, y...], source [b, x...] -> [b, y..., x...]: per-example jacobians (the sum over the
-    /// batch of target[:, j] differentiated, as TensorFlow does). Unconnected: zeros.
-    Tensor batch_jacobian(const Tensor& target, const Tensor& source,
+    /// target [b, y...], source [b, x...] -> [b, y..., x...]: per-example jacobians (the sum over
+    /// the batch of target[:, j] differentiated, as TensorFlow does). Unconnected: zeros.
+    Tensor batch_jacobian(const Tensor& target,
+                          const Tensor& source,
                           UnconnectedGradients unconnected = UnconnectedGradients::none);
-    Tensor batch_jacobian(const Tensor& target, const Tensor& source, const JacobianOptions& options);
+    Tensor batch_jacobian(const Tensor& target,
+                          const Tensor& source,
+                          const JacobianOptions& options);
 
     /// The ops recorded so far, with names from name_scope (for TensorBoard's graph tab).
     Graph graph() const;
@@ -126,11 +139,11 @@ private:
 /// Custom gradient: `forward` runs unrecorded; tapes record one op whose gradient is `backward`,
 /// called with the inputs, the output and the upstream gradient, returning one gradient per input
 /// (undefined = none). The ops `backward` runs are recorded by outer tapes (higher order works).
-Tensor custom_gradient(const std::vector<Tensor>& inputs,
-                       std::function<Tensor(const std::vector<Tensor>& inputs)> forward,
-                       std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs,
-                                                         const Tensor& output, const Tensor& upstream)>
-                           backward);
+Tensor custom_gradient(
+    const std::vector<Tensor>& inputs,
+    std::function<Tensor(const std::vector<Tensor>& inputs)> forward,
+    std::function<std::vector<Tensor>(
+        const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& upstream)> backward);
 
 }  // namespace tapeflow
 

@@ -8,14 +8,15 @@
 #include <vector>
 
 #include <tapeflow/core/dtype.hpp>
-#include <tapeflow/core/shape.hpp>
 #include <tapeflow/core/export.hpp>
+#include <tapeflow/core/shape.hpp>
 
 TAPEFLOW_API_BEGIN
 
 namespace tapeflow {
 
-/// One node: a recorded op, or a Placeholder / VarHandleOp standing for a watched tensor or variable.
+/// One node: a recorded op, or a Placeholder / VarHandleOp standing for a watched tensor or
+/// variable.
 struct GraphNode {
     std::string name;                 // unique; "scope/OpType", "scope/OpType_1", ...
     std::string op;                   // TensorFlow op type ("MatMul")
@@ -30,8 +31,8 @@ public:
     std::size_t num_nodes() const { return nodes_.size(); }
     const std::vector<GraphNode>& nodes() const { return nodes_; }
     void add_node(GraphNode node) { nodes_.push_back(std::move(node)); }
-    /// GraphDef in protobuf text format (what `write_graph(..., as_text = true)` writes): protobuf's
-    /// TextFormat of the GraphDef that graph events carry (lib/summary/graph_def.cpp).
+    /// GraphDef in protobuf text format (what `write_graph(..., as_text = true)` writes):
+    /// protobuf's TextFormat of the GraphDef that graph events carry (lib/summary/graph_def.cpp).
     std::string to_text() const;
 
 private:

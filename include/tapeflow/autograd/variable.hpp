@@ -12,8 +12,8 @@
 #include <vector>
 
 #include <tapeflow/autograd/gradient.hpp>
-#include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/export.hpp>
+#include <tapeflow/core/tensor.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -99,8 +99,8 @@ public:
     Initializer() = default;
     Initializer(Tensor value);  // NOLINT(google-explicit-constructor)
     template <class F>
-        requires std::is_invocable_r_v<Tensor, F, const Shape&>
-    Initializer(F f) : fn_(std::move(f)) {}  // NOLINT(google-explicit-constructor)
+    requires std::is_invocable_r_v<Tensor, F, const Shape&> Initializer(F f)
+        : fn_(std::move(f)) {}  // NOLINT(google-explicit-constructor)
     Tensor operator()(const Shape& shape, DType dtype) const;
     /// True when built from a Tensor (which then defines the variable's shape and dtype).
     bool is_tensor() const { return value_.defined(); }

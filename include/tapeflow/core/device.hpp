@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include <tapeflow/core/fmt_support.hpp>
 #include <tapeflow/core/export.hpp>
+#include <tapeflow/core/fmt_support.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -16,15 +16,17 @@ enum class DeviceType : uint8_t { cpu, cuda };
 
 /// A device: the CPU or CUDA GPU `index`.
 ///
-///     tf::Device::parse("/gpu:1") == tf::Device::cuda(1);  tf::Device::cpu().str() == "/device:CPU:0"
+///     tf::Device::parse("/gpu:1") == tf::Device::cuda(1);  tf::Device::cpu().str() ==
+///     "/device:CPU:0"
 class Device {
 public:
     Device() = default;  // the CPU
     static Device cpu() { return {}; }
     static Device cuda(int index = 0);
     /// Accepts TensorFlow and PyTorch spellings, case-insensitive: "cpu", "/cpu:0", "CPU:0", "gpu",
-    /// "/gpu:1", "GPU:0", "cuda", "cuda:0", "/device:GPU:0", "/job:localhost/replica:0/task:0/device:CPU:0".
-    /// Anything else throws InvalidArgumentError quoting the string.
+    /// "/gpu:1", "GPU:0", "cuda", "cuda:0", "/device:GPU:0",
+    /// "/job:localhost/replica:0/task:0/device:CPU:0". Anything else throws InvalidArgumentError
+    /// quoting the string.
     static Device parse(std::string_view spec);
 
     DeviceType type() const { return type_; }
@@ -41,8 +43,9 @@ private:
     int index_ = 0;
 };
 
-/// RAII guard returned by tf::device(): while alive, factory functions (constant, zeros, random, ...)
-/// on this thread create their tensors on its device. Scopes nest; destruction restores the previous one.
+/// RAII guard returned by tf::device(): while alive, factory functions (constant, zeros, random,
+/// ...) on this thread create their tensors on its device. Scopes nest; destruction restores the
+/// previous one.
 class [[nodiscard]] DeviceScope {
 public:
     explicit DeviceScope(Device device);
@@ -56,7 +59,8 @@ private:
 
 /// Makes `device` the default for new tensors on this thread until the returned scope ends:
 ///
-///     { auto scope = tf::device(tf::Device::cuda(0)); auto x = tf::zeros({2, 2}); /* on the GPU */ }
+///     { auto scope = tf::device(tf::Device::cuda(0)); auto x = tf::zeros({2, 2}); /* on the GPU */
+///     }
 [[nodiscard]] DeviceScope device(Device device);
 /// The current default device of this thread (the CPU unless a tf::device scope is active).
 Device default_device();

@@ -7,10 +7,9 @@
 #include <string_view>
 #include <type_traits>
 
-#include <tapeflow/core/fmt_support.hpp>
-
-#include <tapeflow/core/half.hpp>
 #include <tapeflow/core/export.hpp>
+#include <tapeflow/core/fmt_support.hpp>
+#include <tapeflow/core/half.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -31,7 +30,8 @@ inline constexpr DType bfloat16 = DType::bfloat16;
 /// Number of dtypes, for tables indexed by DType.
 inline constexpr int kNumDTypes = 8;
 
-/// "float32", "float64", "int32", "int64", "uint8", "bool", "float16", "bfloat16" (TensorFlow's names).
+/// "float32", "float64", "int32", "int64", "uint8", "bool", "float16", "bfloat16" (TensorFlow's
+/// names).
 std::string_view dtype_name(DType dtype);
 /// Bytes per element.
 std::size_t dtype_size(DType dtype);
@@ -46,25 +46,60 @@ DType parse_dtype(std::string_view name);
 /// The C++ value type stored for each DType, and the DType of each C++ arithmetic type.
 template <class T>
 struct dtype_of;
-template <> struct dtype_of<float> { static constexpr DType value = DType::float32; };
-template <> struct dtype_of<double> { static constexpr DType value = DType::float64; };
-template <> struct dtype_of<int32_t> { static constexpr DType value = DType::int32; };
-template <> struct dtype_of<int64_t> { static constexpr DType value = DType::int64; };
-template <> struct dtype_of<uint8_t> { static constexpr DType value = DType::uint8; };
-template <> struct dtype_of<bool> { static constexpr DType value = DType::bool_; };
-template <> struct dtype_of<Half> { static constexpr DType value = DType::float16; };
-template <> struct dtype_of<BFloat16> { static constexpr DType value = DType::bfloat16; };
+template <>
+struct dtype_of<float> {
+    static constexpr DType value = DType::float32;
+};
+template <>
+struct dtype_of<double> {
+    static constexpr DType value = DType::float64;
+};
+template <>
+struct dtype_of<int32_t> {
+    static constexpr DType value = DType::int32;
+};
+template <>
+struct dtype_of<int64_t> {
+    static constexpr DType value = DType::int64;
+};
+template <>
+struct dtype_of<uint8_t> {
+    static constexpr DType value = DType::uint8;
+};
+template <>
+struct dtype_of<bool> {
+    static constexpr DType value = DType::bool_;
+};
+template <>
+struct dtype_of<Half> {
+    static constexpr DType value = DType::float16;
+};
+template <>
+struct dtype_of<BFloat16> {
+    static constexpr DType value = DType::bfloat16;
+};
 // `long long` is a distinct type from int64_t (= long) on LP64 Linux; 64-bit either way.
-template <> struct dtype_of<long long> { static constexpr DType value = DType::int64; };
-template <> struct dtype_of<int16_t> { static constexpr DType value = DType::int32; };
-template <> struct dtype_of<int8_t> { static constexpr DType value = DType::int32; };
+template <>
+struct dtype_of<long long> {
+    static constexpr DType value = DType::int64;
+};
+template <>
+struct dtype_of<int16_t> {
+    static constexpr DType value = DType::int32;
+};
+template <>
+struct dtype_of<int8_t> {
+    static constexpr DType value = DType::int32;
+};
 
 template <class T>
 inline constexpr DType dtype_of_v = dtype_of<std::remove_cvref_t<T>>::value;
 
 /// A C++ type that maps to a DType (usable with constant(), item(), to_vector()).
 template <class T>
-concept ScalarType = requires { dtype_of<std::remove_cvref_t<T>>::value; };
+concept ScalarType = requires {
+    dtype_of<std::remove_cvref_t<T>>::value;
+};
 
 }  // namespace tapeflow
 

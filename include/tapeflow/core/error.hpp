@@ -4,13 +4,15 @@
 
 #include <stdexcept>
 #include <string>
+
 #include <tapeflow/core/export.hpp>
 
 TAPEFLOW_API_BEGIN
 
 namespace tapeflow::errors {
 
-/// TensorFlow's canonical status codes (same numbers as tensorflow/core/protobuf/error_codes.proto).
+/// TensorFlow's canonical status codes (same numbers as
+/// tensorflow/core/protobuf/error_codes.proto).
 enum class Code {
     ok = 0,
     cancelled = 1,
@@ -51,11 +53,11 @@ private:
     std::string message_;
 };
 
-#define TAPEFLOW_DEFINE_ERROR(Name, code_value)                                       \
-    class Name : public OpError {                                                     \
-    public:                                                                           \
-        explicit Name(const std::string& message, const std::string& op_name = "")  \
-            : OpError(code_value, message, op_name) {}                                \
+#define TAPEFLOW_DEFINE_ERROR(Name, code_value)                                    \
+    class Name : public OpError {                                                  \
+    public:                                                                        \
+        explicit Name(const std::string& message, const std::string& op_name = "") \
+            : OpError(code_value, message, op_name) {}                             \
     }
 
 /// Bad shapes, dtypes, axes or values.

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include <fmt/core.h>
+
 #include <tapeflow/core/export.hpp>
 
 TAPEFLOW_API_BEGIN

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+
 #include <tapeflow/core/export.hpp>
 
 TAPEFLOW_API_BEGIN

@@ -1,6 +1,6 @@
 // Logging (tf::logging): levelled messages to stderr, formatted with fmt. The initial level comes
-// from TAPEFLOW_MIN_LOG_LEVEL, else TF_CPP_MIN_LOG_LEVEL (0-3). Nothing here aborts: fatal() logs and
-// throws InternalError.
+// from TAPEFLOW_MIN_LOG_LEVEL, else TF_CPP_MIN_LOG_LEVEL (0-3). Nothing here aborts: fatal() logs
+// and throws InternalError.
 #pragma once
 
 #include <string>

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include <tapeflow/core/fmt_support.hpp>
 #include <tapeflow/core/export.hpp>
+#include <tapeflow/core/fmt_support.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -26,7 +26,8 @@ public:
     int64_t rank() const { return static_cast<int64_t>(dims_.size()); }
     /// Product of the dims (1 for a scalar); -1 when a dimension is -1 (unknown).
     int64_t num_elements() const { return num_elements_; }
-    /// Dimension `axis`; a negative axis counts from the end. Out of range throws InvalidArgumentError.
+    /// Dimension `axis`; a negative axis counts from the end. Out of range throws
+    /// InvalidArgumentError.
     int64_t operator[](int64_t axis) const;
     const std::vector<int64_t>& dims() const { return dims_; }
     bool operator==(const Shape& other) const { return dims_ == other.dims_; }

@@ -55,7 +55,8 @@ public:
     /// NOTE [Deferred element-wise fusion] in lib/kernels/cpu/fusion.hpp) is allocated and computed
     /// first, so every reader sees finished data.
     void* data() const {
-        if (pending()) [[unlikely]] materialize();
+        if (pending()) [[unlikely]]
+            materialize();
         return data_;
     }
     std::size_t nbytes() const { return nbytes_; }

@@ -1,5 +1,6 @@
 // Tensor: an immutable, cheaply copyable handle to typed, shaped, contiguous data on one device.
-// Copies share data; every op returns a new tensor. The undefined Tensor() stands for "no gradient".
+// Copies share data; every op returns a new tensor. The undefined Tensor() stands for "no
+// gradient".
 #pragma once
 
 #include <cstddef>
@@ -9,13 +10,12 @@
 #include <string>
 #include <vector>
 
-#include <tapeflow/core/fmt_support.hpp>
-
 #include <tapeflow/core/device.hpp>
 #include <tapeflow/core/dtype.hpp>
+#include <tapeflow/core/export.hpp>
+#include <tapeflow/core/fmt_support.hpp>
 #include <tapeflow/core/shape.hpp>
 #include <tapeflow/core/storage.hpp>
-#include <tapeflow/core/export.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -48,7 +48,10 @@ public:
     /// A new tensor with uninitialized data: the way kernels allocate outputs.
     static Tensor empty(Shape shape, DType dtype, Device device = Device::cpu());
     /// A tensor sharing `storage` from byte `offset` on (no copy); the bytes must be in range.
-    static Tensor view(std::shared_ptr<Storage> storage, std::size_t offset, Shape shape, DType dtype);
+    static Tensor view(std::shared_ptr<Storage> storage,
+                       std::size_t offset,
+                       Shape shape,
+                       DType dtype);
 
     bool defined() const { return impl_ != nullptr; }
     explicit operator bool() const { return defined(); }
@@ -114,7 +117,8 @@ public:
 
 private:
     const TensorImpl& checked() const {
-        if (!impl_) [[unlikely]] throw_undefined();
+        if (!impl_) [[unlikely]]
+            throw_undefined();
         return *impl_;
     }
     [[noreturn]] static void throw_undefined();

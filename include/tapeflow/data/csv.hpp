@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/export.hpp>
+#include <tapeflow/core/tensor.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -33,7 +33,8 @@ struct CsvOptions {
 /// fields but have 2 in record 0"), a value that does not parse, a missing required field, or an
 /// unsupported dtype.
 std::vector<Tensor> decode_csv(const std::vector<std::string>& records,
-                               const std::vector<Tensor>& record_defaults, const CsvOptions& options = {});
+                               const std::vector<Tensor>& record_defaults,
+                               const CsvOptions& options = {});
 
 }  // namespace tapeflow::io
 

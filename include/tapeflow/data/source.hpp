@@ -11,6 +11,7 @@
 #include <optional>
 #include <utility>
 #include <vector>
+
 #include <tapeflow/core/export.hpp>
 
 TAPEFLOW_API_BEGIN

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/export.hpp>
+#include <tapeflow/core/tensor.hpp>
 
 TAPEFLOW_API_BEGIN
 

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include <tapeflow/core/export.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/summary.hpp>
 #include <tapeflow/train/saver.hpp>
-#include <tapeflow/core/export.hpp>
 
 TAPEFLOW_API_BEGIN
 

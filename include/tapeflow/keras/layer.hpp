@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include <tapeflow/core/export.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/keras/module.hpp>
-#include <tapeflow/core/export.hpp>
 
 TAPEFLOW_API_BEGIN
 

@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
+#include <tapeflow/core/export.hpp>
 #include <tapeflow/data.hpp>
 #include <tapeflow/keras/callbacks.hpp>
 #include <tapeflow/keras/layer.hpp>
 #include <tapeflow/keras/losses.hpp>
 #include <tapeflow/keras/metrics.hpp>
 #include <tapeflow/train/optimizer.hpp>
-#include <tapeflow/core/export.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -108,8 +108,7 @@ private:
 /// A stack of layers, each applied to the previous one's output.
 class Sequential : public Model {
 public:
-    Sequential(std::vector<std::shared_ptr<layers::Layer>> layers = {},
-                        std::string name = "");
+    Sequential(std::vector<std::shared_ptr<layers::Layer>> layers = {}, std::string name = "");
     void add(std::shared_ptr<layers::Layer> layer);
     Tensor call(const Tensor& x, bool training) override;
     std::vector<std::shared_ptr<layers::Layer>> layers() const override { return layers_; }

@@ -1,8 +1,9 @@
 // The Keras 3 optimizer family (tf::keras::optimizers): Keras defaults, slot names and epsilon
 // placement, on tf::train::Optimizer's slot map. One apply_gradients: clip (clipnorm, clipvalue or
 // global_clipnorm) -> decoupled weight decay -> update -> EMA of the variables -> iterations += 1.
-// The learning rate is evaluated at iterations() (0 on the first step); Adam-family t = iterations+1.
-// IndexedSlices gradients take the dense rule (Keras 3 densifies them), except SGD without momentum.
+// The learning rate is evaluated at iterations() (0 on the first step); Adam-family t =
+// iterations+1. IndexedSlices gradients take the dense rule (Keras 3 densifies them), except SGD
+// without momentum.
 #pragma once
 
 #include <cstdint>
@@ -10,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include <tapeflow/train/optimizer.hpp>
 #include <tapeflow/core/export.hpp>
+#include <tapeflow/train/optimizer.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -20,13 +21,13 @@ namespace tapeflow::keras::optimizers {
 using train::LearningRate;
 
 /// The options every Keras optimizer has, after its own (Keras 3's keyword order).
-#define TAPEFLOW_KERAS_COMMON_OPTIONS(default_name)                                                \
-    std::optional<double> clipnorm = {};                                                           \
-    std::optional<double> clipvalue = {};                                                          \
-    std::optional<double> global_clipnorm = {};                                                    \
-    bool use_ema = false;                                                                          \
-    double ema_momentum = 0.99;                                                                    \
-    std::optional<int64_t> ema_overwrite_frequency = {};                                           \
+#define TAPEFLOW_KERAS_COMMON_OPTIONS(default_name)      \
+    std::optional<double> clipnorm = {};                 \
+    std::optional<double> clipvalue = {};                \
+    std::optional<double> global_clipnorm = {};          \
+    bool use_ema = false;                                \
+    double ema_momentum = 0.99;                          \
+    std::optional<int64_t> ema_overwrite_frequency = {}; \
     std::string name = default_name;
 
 /// The common options, collected from any options struct.
@@ -40,8 +41,14 @@ struct CommonOptions {
 
     template <class O>
     static CommonOptions of(const O& o) {
-        return {o.weight_decay, o.clipnorm, o.clipvalue, o.global_clipnorm, o.use_ema, o.ema_momentum,
-                o.ema_overwrite_frequency, o.name};
+        return {o.weight_decay,
+                o.clipnorm,
+                o.clipvalue,
+                o.global_clipnorm,
+                o.use_ema,
+                o.ema_momentum,
+                o.ema_overwrite_frequency,
+                o.name};
     }
 };
 
@@ -58,7 +65,8 @@ protected:
     double local_step() const { return static_cast<double>(iterations() + 1); }
 
     bool keras_style() const override { return true; }
-    std::vector<train::GradAndVar> transform_gradients(std::vector<train::GradAndVar> pairs) override;
+    std::vector<train::GradAndVar> transform_gradients(
+        std::vector<train::GradAndVar> pairs) override;
     bool needs_all_gradients() const override { return common_.global_clipnorm.has_value(); }
     void before_update(const Variable& var) override;
     void after_updates(const std::vector<Variable>& updated) override;
@@ -134,7 +142,11 @@ public:
     explicit Adam(AdamOptions options = {});
 
 protected:
-    Adam(LearningRate learning_rate, double beta_1, double beta_2, double epsilon, bool amsgrad,
+    Adam(LearningRate learning_rate,
+         double beta_1,
+         double beta_2,
+         double epsilon,
+         bool amsgrad,
          const CommonOptions& common);
     void create_slots(const Variable& var) override;
     void apply_dense(const Variable& var, const Tensor& grad) override;

@@ -3,8 +3,8 @@
 // of nonzero weights, 0 when there are none). Kept beside the Keras losses, which share the ops.
 #pragma once
 
-#include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/export.hpp>
+#include <tapeflow/core/tensor.hpp>
 
 TAPEFLOW_API_BEGIN
 

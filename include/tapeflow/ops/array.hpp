@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include <tapeflow/core/export.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/ops/math.hpp>
-#include <tapeflow/core/export.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -56,8 +56,10 @@ Tensor tile(const Tensor& x, std::vector<int64_t> multiples);
 /// a paddings list whose length is not the rank, negative paddings, or paddings of a REFLECT
 /// (SYMMETRIC) axis that are not less than (not greater than) its size. Gradient: the interior of
 /// the upstream gradient (CONSTANT), or the mirrored borders folded back (MirrorPadGrad).
-Tensor pad(const Tensor& x, std::vector<std::pair<int64_t, int64_t>> paddings,
-           std::string_view mode = "CONSTANT", double constant_values = 0);
+Tensor pad(const Tensor& x,
+           std::vector<std::pair<int64_t, int64_t>> paddings,
+           std::string_view mode = "CONSTANT",
+           double constant_values = 0);
 /// The block starting at `begin` with `size` (-1 = to the end of that axis); both list one value
 /// per axis. Every dtype; a contiguous block is a view of x (no copy). Out of bounds:
 /// InvalidArgumentError as TensorFlow's ("Expected size[0] in [0, 2], but got 3 [Op:Slice]").
@@ -70,9 +72,14 @@ Tensor slice(const Tensor& x, std::vector<int64_t> begin, std::vector<int64_t> s
 /// negative strides walk backwards, bounds are clamped (ValidateStridedSliceOp's rules).
 /// Every dtype. Zero strides, out-of-range shrunk indices, too many indices and several ellipses
 /// raise InvalidArgumentError. Gradient: StridedSliceGrad (the upstream scattered into zeros).
-Tensor strided_slice(const Tensor& x, std::vector<int64_t> begin, std::vector<int64_t> end,
-                     std::vector<int64_t> strides, int64_t begin_mask = 0, int64_t end_mask = 0,
-                     int64_t ellipsis_mask = 0, int64_t new_axis_mask = 0,
+Tensor strided_slice(const Tensor& x,
+                     std::vector<int64_t> begin,
+                     std::vector<int64_t> end,
+                     std::vector<int64_t> strides,
+                     int64_t begin_mask = 0,
+                     int64_t end_mask = 0,
+                     int64_t ellipsis_mask = 0,
+                     int64_t new_axis_mask = 0,
                      int64_t shrink_axis_mask = 0);
 /// Broadcasts x to `shape` (NumPy rules: x's dims, aligned to the right, must equal the target's
 /// or be 1), else InvalidArgumentError ("Unable to broadcast tensor of shape [2,3] to tensor of
@@ -84,7 +91,10 @@ Tensor broadcast_to(const Tensor& x, const Shape& shape);
 /// params.shape[axis+1:]. Every dtype. Index out of range: InvalidArgumentError
 /// ("indices[1] = 7 is not in [0, 5) [Op:GatherV2]"). The gradient w.r.t. params is an
 /// IndexedSlices for axis 0 and batch_dims 0, else dense (unsorted_segment_sum).
-Tensor gather(const Tensor& params, const Tensor& indices, int64_t axis = 0, int64_t batch_dims = 0);
+Tensor gather(const Tensor& params,
+              const Tensor& indices,
+              int64_t axis = 0,
+              int64_t batch_dims = 0);
 /// Gathers slices of params addressed by the last axis of `indices` (int32 or int64): the result
 /// has shape indices.shape[:-1] + params.shape[batch_dims + indices.shape[-1]:]; with batch_dims
 /// the first batch_dims axes of both are batch axes. An index outside params: InvalidArgumentError
@@ -92,8 +102,8 @@ Tensor gather(const Tensor& params, const Tensor& indices, int64_t axis = 0, int
 Tensor gather_nd(const Tensor& params, const Tensor& indices, int64_t batch_dims = 0);
 /// tf.scatter_nd: zeros of `shape` with each slice updates[i...] added at the index tuple
 /// indices[i..., :] (its K = indices.shape[-1] leading coordinates); duplicate tuples add up.
-/// indices are int32 or int64 and updates has shape indices.shape[:-1] + shape[K:]. An index outside
-/// `shape`: InvalidArgumentError ("indices[1] = [5, 0] does not index into shape [3,3]").
+/// indices are int32 or int64 and updates has shape indices.shape[:-1] + shape[K:]. An index
+/// outside `shape`: InvalidArgumentError ("indices[1] = [5, 0] does not index into shape [3,3]").
 /// The gradient w.r.t. updates is gather_nd of the upstream gradient (indices have none).
 Tensor scatter_nd(const Tensor& indices, const Tensor& updates, const Shape& shape);
 /// Sums the rows of `data` into `num_segments` rows: row segment_ids[i] gets data[i] (ids outside

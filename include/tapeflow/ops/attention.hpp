@@ -5,9 +5,9 @@
 
 #include <optional>
 
+#include <tapeflow/core/export.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/ops/math.hpp>
-#include <tapeflow/core/export.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -34,7 +34,9 @@ struct DotProductAttentionOptions {
 /// derivatives of every order. InvalidArgumentError (naming the shapes) for ranks other than 4,
 /// mismatched batch, heads, head size or key/value lengths, a non-bool mask, a bias or mask that
 /// does not broadcast to [B, N, T, S], or mixed dtypes.
-Tensor dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+Tensor dot_product_attention(const Tensor& query,
+                             const Tensor& key,
+                             const Tensor& value,
                              const DotProductAttentionOptions& options = {});
 
 /// (x - mean) / sqrt(var + epsilon) * gamma + beta, the mean and (biased) variance taken over
@@ -43,7 +45,10 @@ Tensor dot_product_attention(const Tensor& query, const Tensor& key, const Tenso
 /// (statistics in float32 for the 16-bit types). One fused pass forward and one backward; the
 /// derivatives are exact to any order. InvalidArgumentError for a bad axis, an epsilon <= 0 or
 /// gamma/beta of another shape or dtype.
-Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Axes axes = -1,
+Tensor layer_norm(const Tensor& x,
+                  const Tensor& gamma,
+                  const Tensor& beta,
+                  Axes axes = -1,
                   double epsilon = 1e-3);
 
 }  // namespace tapeflow::nn

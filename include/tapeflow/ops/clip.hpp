@@ -1,6 +1,6 @@
 // Clipping: TensorFlow's clip_ops as composites of public
-// ops, so their gradients are TensorFlow's. Each also accepts tf::Gradient, where IndexedSlices keep
-// their indices and only the values are clipped; undefined entries pass through.
+// ops, so their gradients are TensorFlow's. Each also accepts tf::Gradient, where IndexedSlices
+// keep their indices and only the values are clipped; undefined entries pass through.
 #pragma once
 
 #include <concepts>
@@ -8,9 +8,9 @@
 #include <vector>
 
 #include <tapeflow/autograd/gradient.hpp>
+#include <tapeflow/core/export.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/ops/math.hpp>
-#include <tapeflow/core/export.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -31,10 +31,13 @@ Tensor global_norm(const std::vector<Tensor>& t_list);
 /// Scales every tensor by clip_norm / max(global_norm, clip_norm); an inf or NaN norm makes every
 /// element NaN. Returns the clipped list and the (unclipped) global norm.
 std::pair<std::vector<Tensor>, Tensor> clip_by_global_norm(const std::vector<Tensor>& t_list,
-                                                           double clip_norm, Tensor use_norm = {});
+                                                           double clip_norm,
+                                                           Tensor use_norm = {});
 
 Gradient clip_by_value(const Gradient& t, double clip_value_min, double clip_value_max);
-Gradient clip_by_value(const Gradient& t, const Tensor& clip_value_min, const Tensor& clip_value_max);
+Gradient clip_by_value(const Gradient& t,
+                       const Tensor& clip_value_min,
+                       const Tensor& clip_value_max);
 Gradient clip_by_norm(const Gradient& t, double clip_norm, Axes axes = {});
 Gradient clip_by_norm(const Gradient& t, const Tensor& clip_norm, Axes axes = {});
 Gradient clip_by_average_norm(const Gradient& t, double clip_norm);
@@ -47,15 +50,13 @@ std::pair<std::vector<Gradient>, Tensor> clip_by_global_norm_of_gradients(
 // The std::vector<Gradient> overloads are templates so that a brace list of tensors,
 // clip_by_global_norm({a, b}, 1.0), picks the Tensor overload instead of being ambiguous.
 template <class G>
-    requires std::same_as<G, Gradient>
-Tensor global_norm(const std::vector<G>& t_list) {
+requires std::same_as<G, Gradient> Tensor global_norm(const std::vector<G>& t_list) {
     return global_norm_of_gradients(t_list);
 }
 
 template <class G>
-    requires std::same_as<G, Gradient>
-std::pair<std::vector<Gradient>, Tensor> clip_by_global_norm(const std::vector<G>& t_list,
-                                                             double clip_norm, Tensor use_norm = {}) {
+requires std::same_as<G, Gradient> std::pair<std::vector<Gradient>, Tensor> clip_by_global_norm(
+    const std::vector<G>& t_list, double clip_norm, Tensor use_norm = {}) {
     return clip_by_global_norm_of_gradients(t_list, clip_norm, std::move(use_norm));
 }
 

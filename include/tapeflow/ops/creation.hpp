@@ -7,17 +7,21 @@
 #include <optional>
 #include <vector>
 
-#include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/export.hpp>
+#include <tapeflow/core/tensor.hpp>
 
 TAPEFLOW_API_BEGIN
 
 namespace tapeflow {
 
 namespace detail {
-/// Builds a tensor of `shape` from `count` host values of `src_dtype`, converted to `dtype` (default:
-/// `src_dtype`). `count` must equal shape.num_elements(), or be 1 (the value fills the shape).
-Tensor make_constant(const void* values, DType src_dtype, std::size_t count, const Shape& shape,
+/// Builds a tensor of `shape` from `count` host values of `src_dtype`, converted to `dtype`
+/// (default: `src_dtype`). `count` must equal shape.num_elements(), or be 1 (the value fills the
+/// shape).
+Tensor make_constant(const void* values,
+                     DType src_dtype,
+                     std::size_t count,
+                     const Shape& shape,
                      std::optional<DType> dtype);
 [[noreturn]] void throw_ragged(std::size_t expected, std::size_t got, int depth);
 }  // namespace detail
@@ -57,16 +61,19 @@ Tensor constant(std::initializer_list<T> values, std::optional<DType> dtype = {}
     return constant(std::vector<T>(values), Shape{static_cast<int64_t>(values.size())}, dtype);
 }
 
-/// Rank 2: tf::constant({{1.f, 2.f}, {3.f, 4.f}}). Rows of different lengths throw InvalidArgumentError.
+/// Rank 2: tf::constant({{1.f, 2.f}, {3.f, 4.f}}). Rows of different lengths throw
+/// InvalidArgumentError.
 template <ScalarType T>
-Tensor constant(std::initializer_list<std::initializer_list<T>> rows, std::optional<DType> dtype = {}) {
+Tensor constant(std::initializer_list<std::initializer_list<T>> rows,
+                std::optional<DType> dtype = {}) {
     std::vector<T> flat;
     const std::size_t cols = rows.size() ? rows.begin()->size() : 0;
     for (const auto& row : rows) {
         if (row.size() != cols) detail::throw_ragged(cols, row.size(), 1);
         flat.insert(flat.end(), row.begin(), row.end());
     }
-    return constant(flat, Shape{static_cast<int64_t>(rows.size()), static_cast<int64_t>(cols)}, dtype);
+    return constant(
+        flat, Shape{static_cast<int64_t>(rows.size()), static_cast<int64_t>(cols)}, dtype);
 }
 
 /// Rank 3, likewise.
@@ -84,7 +91,8 @@ Tensor constant(std::initializer_list<std::initializer_list<std::initializer_lis
         }
     }
     return constant(flat,
-                    Shape{static_cast<int64_t>(planes.size()), static_cast<int64_t>(rows),
+                    Shape{static_cast<int64_t>(planes.size()),
+                          static_cast<int64_t>(rows),
                           static_cast<int64_t>(cols)},
                     dtype);
 }
@@ -106,15 +114,20 @@ Tensor linspace(double start, double stop, int64_t num, DType dtype = DType::flo
 /// The n x n identity matrix.
 Tensor eye(int64_t n, DType dtype = DType::float32);
 
-/// One-hot encoding of integer `indices` (int32, int64 or uint8) along a new axis `axis` (-1 = last)
-/// of size `depth`: `on_value` where the index matches, `off_value` elsewhere. Indices outside
-/// [0, depth) give a row of `off_value` (as in TensorFlow). Not differentiable.
-Tensor one_hot(const Tensor& indices, int64_t depth, double on_value = 1, double off_value = 0,
-               int64_t axis = -1, DType dtype = DType::float32);
+/// One-hot encoding of integer `indices` (int32, int64 or uint8) along a new axis `axis` (-1 =
+/// last) of size `depth`: `on_value` where the index matches, `off_value` elsewhere. Indices
+/// outside [0, depth) give a row of `off_value` (as in TensorFlow). Not differentiable.
+Tensor one_hot(const Tensor& indices,
+               int64_t depth,
+               double on_value = 1,
+               double off_value = 0,
+               int64_t axis = -1,
+               DType dtype = DType::float32);
 
 /// A copy of `x` (tf.identity); its gradient is the upstream gradient.
 Tensor identity(const Tensor& x);
-/// Element-wise conversion to `dtype` (tf.cast). Float -> int truncates toward zero; -> bool is x != 0.
+/// Element-wise conversion to `dtype` (tf.cast). Float -> int truncates toward zero; -> bool is x
+/// != 0.
 Tensor cast(const Tensor& x, DType dtype);
 
 }  // namespace tapeflow

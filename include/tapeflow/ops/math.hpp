@@ -9,8 +9,8 @@
 #include <optional>
 #include <vector>
 
-#include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/export.hpp>
+#include <tapeflow/core/tensor.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -174,23 +174,58 @@ Tensor cumprod(const Tensor& x, int64_t axis = 0, bool exclusive = false, bool r
 /// Matrix product of the last two axes, batch axes broadcasting (float32 and float64 use BLAS).
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a = false, bool transpose_b = false);
 
-// ---- Operators: a Tensor with a Tensor or an arithmetic scalar (converted to the tensor's dtype) ----
+// ---- Operators: a Tensor with a Tensor or an arithmetic scalar (converted to the tensor's dtype)
+// ----
 template <class S>
 concept ArithmeticScalar = std::is_arithmetic_v<S>;
 
-inline Tensor operator+(const Tensor& x, const Tensor& y) { return add(x, y); }
-inline Tensor operator-(const Tensor& x, const Tensor& y) { return subtract(x, y); }
-inline Tensor operator*(const Tensor& x, const Tensor& y) { return multiply(x, y); }
-inline Tensor operator/(const Tensor& x, const Tensor& y) { return divide(x, y); }
-inline Tensor operator-(const Tensor& x) { return negative(x); }
-template <ArithmeticScalar S> Tensor operator+(const Tensor& x, S s) { return add(x, scalar_like(x, static_cast<double>(s))); }
-template <ArithmeticScalar S> Tensor operator+(S s, const Tensor& x) { return add(scalar_like(x, static_cast<double>(s)), x); }
-template <ArithmeticScalar S> Tensor operator-(const Tensor& x, S s) { return subtract(x, scalar_like(x, static_cast<double>(s))); }
-template <ArithmeticScalar S> Tensor operator-(S s, const Tensor& x) { return subtract(scalar_like(x, static_cast<double>(s)), x); }
-template <ArithmeticScalar S> Tensor operator*(const Tensor& x, S s) { return multiply(x, scalar_like(x, static_cast<double>(s))); }
-template <ArithmeticScalar S> Tensor operator*(S s, const Tensor& x) { return multiply(scalar_like(x, static_cast<double>(s)), x); }
-template <ArithmeticScalar S> Tensor operator/(const Tensor& x, S s) { return divide(x, scalar_like(x, static_cast<double>(s))); }
-template <ArithmeticScalar S> Tensor operator/(S s, const Tensor& x) { return divide(scalar_like(x, static_cast<double>(s)), x); }
+inline Tensor operator+(const Tensor& x, const Tensor& y) {
+    return add(x, y);
+}
+inline Tensor operator-(const Tensor& x, const Tensor& y) {
+    return subtract(x, y);
+}
+inline Tensor operator*(const Tensor& x, const Tensor& y) {
+    return multiply(x, y);
+}
+inline Tensor operator/(const Tensor& x, const Tensor& y) {
+    return divide(x, y);
+}
+inline Tensor operator-(const Tensor& x) {
+    return negative(x);
+}
+template <ArithmeticScalar S>
+Tensor operator+(const Tensor& x, S s) {
+    return add(x, scalar_like(x, static_cast<double>(s)));
+}
+template <ArithmeticScalar S>
+Tensor operator+(S s, const Tensor& x) {
+    return add(scalar_like(x, static_cast<double>(s)), x);
+}
+template <ArithmeticScalar S>
+Tensor operator-(const Tensor& x, S s) {
+    return subtract(x, scalar_like(x, static_cast<double>(s)));
+}
+template <ArithmeticScalar S>
+Tensor operator-(S s, const Tensor& x) {
+    return subtract(scalar_like(x, static_cast<double>(s)), x);
+}
+template <ArithmeticScalar S>
+Tensor operator*(const Tensor& x, S s) {
+    return multiply(x, scalar_like(x, static_cast<double>(s)));
+}
+template <ArithmeticScalar S>
+Tensor operator*(S s, const Tensor& x) {
+    return multiply(scalar_like(x, static_cast<double>(s)), x);
+}
+template <ArithmeticScalar S>
+Tensor operator/(const Tensor& x, S s) {
+    return divide(x, scalar_like(x, static_cast<double>(s)));
+}
+template <ArithmeticScalar S>
+Tensor operator/(S s, const Tensor& x) {
+    return divide(scalar_like(x, static_cast<double>(s)), x);
+}
 
 /// TensorFlow files the same functions under tf.math and tf.linalg.
 namespace math {

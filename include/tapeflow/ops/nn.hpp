@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include <tapeflow/core/export.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/ops/math.hpp>
-#include <tapeflow/core/export.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -78,7 +78,8 @@ Tensor log_softmax(const Tensor& logits, int64_t axis = -1);
 /// Per-example -sum(labels * log_softmax(logits)) along `axis` (the class axis is removed).
 /// labels and logits: same float dtype and shape. Both get gradients, as in TensorFlow (labels:
 /// -log_softmax(logits) g).
-Tensor softmax_cross_entropy_with_logits(const Tensor& labels, const Tensor& logits,
+Tensor softmax_cross_entropy_with_logits(const Tensor& labels,
+                                         const Tensor& logits,
                                          int64_t axis = -1);
 /// Per-example -log_softmax(logits)[label]. labels: int32/int64 of shape logits.shape[:-1], each
 /// in [0, num_classes) (InvalidArgumentError otherwise). labels have no gradient.
@@ -97,27 +98,43 @@ Tensor bias_add(const Tensor& x, const Tensor& bias, std::string_view data_forma
 /// 2-D convolution (cross-correlation): input [N, H, W, C] ("NHWC") or [N, C, H, W] ("NCHW"),
 /// filters [KH, KW, C, O] (HWIO). padding "SAME" (TensorFlow's: output ceil(in / stride), extra
 /// padding after) or "VALID". float32/float64 (the 16-bit floats through float32).
-Tensor conv2d(const Tensor& input, const Tensor& filters, const Ints& strides,
-              std::string_view padding, std::string_view data_format = "NHWC",
+Tensor conv2d(const Tensor& input,
+              const Tensor& filters,
+              const Ints& strides,
+              std::string_view padding,
+              std::string_view data_format = "NHWC",
               const Ints& dilations = 1);
 /// conv2d with explicit padding: one (before, after) pair per input dimension (those of the batch
 /// and channel dimensions must be (0, 0)).
-Tensor conv2d(const Tensor& input, const Tensor& filters, const Ints& strides,
-              const Paddings& padding, std::string_view data_format = "NHWC",
+Tensor conv2d(const Tensor& input,
+              const Tensor& filters,
+              const Ints& strides,
+              const Paddings& padding,
+              std::string_view data_format = "NHWC",
               const Ints& dilations = 1);
 /// Maximum over each window; padding cells never win ("SAME" pads with -inf).
-Tensor max_pool2d(const Tensor& input, const Ints& ksize, const Ints& strides,
-                  std::string_view padding, std::string_view data_format = "NHWC");
+Tensor max_pool2d(const Tensor& input,
+                  const Ints& ksize,
+                  const Ints& strides,
+                  std::string_view padding,
+                  std::string_view data_format = "NHWC");
 /// Mean over each window; "SAME" divides by the number of non-padding cells, as TensorFlow.
-Tensor avg_pool2d(const Tensor& input, const Ints& ksize, const Ints& strides,
-                  std::string_view padding, std::string_view data_format = "NHWC");
+Tensor avg_pool2d(const Tensor& input,
+                  const Ints& ksize,
+                  const Ints& strides,
+                  std::string_view padding,
+                  std::string_view data_format = "NHWC");
 /// (mean, variance) over `axes`, TensorFlow's nn.moments: the variance is
 /// mean((x - stop_gradient(mean))^2).
 std::pair<Tensor, Tensor> moments(const Tensor& x, Axes axes, bool keepdims = false);
 /// (x - mean) * rsqrt(variance + variance_epsilon) * scale + offset, broadcasting; offset and
 /// scale may be undefined tensors (TensorFlow's None).
-Tensor batch_normalization(const Tensor& x, const Tensor& mean, const Tensor& variance,
-                           const Tensor& offset, const Tensor& scale, double variance_epsilon);
+Tensor batch_normalization(const Tensor& x,
+                           const Tensor& mean,
+                           const Tensor& variance,
+                           const Tensor& offset,
+                           const Tensor& scale,
+                           double variance_epsilon);
 /// Zeroes each element with probability `rate` and scales the rest by 1 / (1 - rate). rate in
 /// [0, 1) (InvalidArgumentError otherwise). A seed makes the mask reproducible (tf::random rules).
 Tensor dropout(const Tensor& x, double rate, std::optional<uint64_t> seed = {});

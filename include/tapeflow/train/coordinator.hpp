@@ -23,6 +23,7 @@
 #include <optional>
 #include <thread>
 #include <vector>
+
 #include <tapeflow/core/export.hpp>
 
 TAPEFLOW_API_BEGIN

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include <tapeflow/core/error.hpp>
-#include <tapeflow/train/monitored_session.hpp>
 #include <tapeflow/core/export.hpp>
+#include <tapeflow/train/monitored_session.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -96,9 +96,10 @@ public:
 
 private:
     SummarySaverHookOptions options_;
-    std::optional<int64_t> last_written_;  // the step of the last summary (none before the first run)
-    bool request_ = false;                 // this run's result is to be written
-    std::shared_ptr<void> writer_;         // keeps the directory's event file open
+    std::optional<int64_t>
+        last_written_;              // the step of the last summary (none before the first run)
+    bool request_ = false;          // this run's result is to be written
+    std::shared_ptr<void> writer_;  // keeps the directory's event file open
 };
 
 /// Raises NanLossDuringTrainingError ("NaN loss during training.") when a step's result has a NaN
@@ -151,14 +152,15 @@ private:
 };
 
 /// A progress bar: "[=====>    ] 120/1000  12%  35.2 steps/s  ETA 0:00:25  loss 0.1234". On a
-/// terminal it redraws one line; otherwise (a log file, a pipe) it prints a plain line at most every
-/// refresh_secs_plain seconds and at the end. total_steps is the last global step (0: unknown).
+/// terminal it redraws one line; otherwise (a log file, a pipe) it prints a plain line at most
+/// every refresh_secs_plain seconds and at the end. total_steps is the last global step (0:
+/// unknown).
 struct ProgressBarHookOptions {
     int64_t total_steps = 0;
     int width = 40;
-    std::FILE* stream = nullptr;      ///< nullptr: stdout
-    double refresh_secs = 0.1;        ///< terminal redraw interval
-    double refresh_secs_plain = 10;   ///< plain-line interval when the stream is not a terminal
+    std::FILE* stream = nullptr;     ///< nullptr: stdout
+    double refresh_secs = 0.1;       ///< terminal redraw interval
+    double refresh_secs_plain = 10;  ///< plain-line interval when the stream is not a terminal
 };
 class ProgressBarHook : public SessionRunHook {
 public:

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <optional>
 
-#include <tapeflow/data.hpp>
 #include <tapeflow/core/export.hpp>
+#include <tapeflow/data.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -38,7 +38,8 @@ struct ShuffleBatchOptions {
 /// tf.compat.v1.train.batch: `batch_size` consecutive elements stacked per batch.
 template <class T>
 auto batch(const data::Dataset<T>& elements, const BatchOptions& options) {
-    data::detail::check_argument(options.num_threads >= 1, "num_threads", options.num_threads, ">= 1");
+    data::detail::check_argument(
+        options.num_threads >= 1, "num_threads", options.num_threads, ">= 1");
     return elements.batch(options.batch_size, !options.allow_smaller_final_batch)
         .prefetch(options.num_threads);
 }
@@ -47,9 +48,12 @@ auto batch(const data::Dataset<T>& elements, const BatchOptions& options) {
 /// `capacity` elements.
 template <class T>
 auto shuffle_batch(const data::Dataset<T>& elements, const ShuffleBatchOptions& options) {
-    data::detail::check_argument(options.min_after_dequeue < options.capacity, "min_after_dequeue",
-                                 options.min_after_dequeue, "< capacity");
-    data::detail::check_argument(options.num_threads >= 1, "num_threads", options.num_threads, ">= 1");
+    data::detail::check_argument(options.min_after_dequeue < options.capacity,
+                                 "min_after_dequeue",
+                                 options.min_after_dequeue,
+                                 "< capacity");
+    data::detail::check_argument(
+        options.num_threads >= 1, "num_threads", options.num_threads, ">= 1");
     return elements.shuffle(options.capacity, options.seed)
         .batch(options.batch_size, !options.allow_smaller_final_batch)
         .prefetch(options.num_threads);

@@ -1,7 +1,8 @@
 // The fault-tolerant training loop: MonitoredTrainingSession restores the
 // latest checkpoint of its directory on start (deferring variables created later, such as optimizer
-// slots), runs hooks around each step (periodic checkpoints, summaries, step counter, ...) and saves
-// a final checkpoint on close. A killed job rerun with the same code resumes where it left off.
+// slots), runs hooks around each step (periodic checkpoints, summaries, step counter, ...) and
+// saves a final checkpoint on close. A killed job rerun with the same code resumes where it left
+// off.
 #pragma once
 
 #include <cstdint>
@@ -12,8 +13,8 @@
 #include <vector>
 
 #include <tapeflow/autograd/variable.hpp>
-#include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/export.hpp>
+#include <tapeflow/core/tensor.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -66,15 +67,16 @@ struct MonitoredTrainingSessionOptions {
 ///
 ///     tf::Variable step = tf::train::get_or_create_global_step();
 ///     tf::train::MonitoredTrainingSession session({.checkpoint_dir = "ckpt", .hooks = {
-///         std::make_shared<tf::train::StopAtStepHook>(tf::train::StopAtStepHookOptions{.last_step = 1000})}});
+///         std::make_shared<tf::train::StopAtStepHook>(tf::train::StopAtStepHookOptions{.last_step
+///         = 1000})}});
 ///     while (!session.should_stop())
 ///         session.run([&] { return opt.minimize(loss_fn, {}, step); });
 class MonitoredTrainingSession {
 public:
     /// Gets or creates the global step and restores the latest checkpoint in checkpoint_dir, if
     /// any: every live global variable it holds now, and every variable created later under a name
-    /// it holds (optimizer slots, EMA shadows) at creation. Live variables the checkpoint lacks keep
-    /// their values (a warning names them). Then calls every hook's begin().
+    /// it holds (optimizer slots, EMA shadows) at creation. Live variables the checkpoint lacks
+    /// keep their values (a warning names them). Then calls every hook's begin().
     explicit MonitoredTrainingSession(MonitoredTrainingSessionOptions options = {});
     /// Closes (final checkpoint) unless an exception is propagating; errors are logged, not thrown.
     ~MonitoredTrainingSession();
@@ -88,7 +90,8 @@ public:
     /// Does not change the global step: pass it to the optimizer (minimize(..., global_step)).
     Tensor run(const std::function<Tensor()>& step_fn);
     /// Calls every hook's end() (the checkpoint hook saves a final checkpoint) and flushes the
-    /// summaries. Idempotent. After a step raised, close() skips end(): no checkpoint of a failed step.
+    /// summaries. Idempotent. After a step raised, close() skips end(): no checkpoint of a failed
+    /// step.
     void close();
 
     /// The global step variable.

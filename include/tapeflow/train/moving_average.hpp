@@ -42,7 +42,8 @@ public:
     /// The shadow's name: "<var name>/<ema name>" (what it would be when there is none yet).
     std::string average_name(const Variable& var) const;
     /// {average_name(v): v} for the trainable variables and those with shadows, {name: v} for
-    /// every other global variable: restoring a checkpoint through it loads averages into the model.
+    /// every other global variable: restoring a checkpoint through it loads averages into the
+    /// model.
     std::map<std::string, Variable> variables_to_restore() const;
     const std::string& name() const { return options_.name; }
     double decay() const { return decay_; }
@@ -54,9 +55,12 @@ private:
 };
 
 /// variable <- variable - (variable - value)(1 - decay). With zero_debias (the default, as in TF1)
-/// the average is kept in a hidden "<var>/biased" variable with a "<var>/local_step" counter and the
-/// variable becomes biased / (1 - decay^local_step) (its own prior value is ignored).
-void assign_moving_average(Variable& variable, const Tensor& value, double decay, bool zero_debias = true);
+/// the average is kept in a hidden "<var>/biased" variable with a "<var>/local_step" counter and
+/// the variable becomes biased / (1 - decay^local_step) (its own prior value is ignored).
+void assign_moving_average(Variable& variable,
+                           const Tensor& value,
+                           double decay,
+                           bool zero_debias = true);
 
 /// TF1 weighted_moving_average as an object: non-debiased averages of value·weight and of weight
 /// (both start at 0); update() returns their ratio.

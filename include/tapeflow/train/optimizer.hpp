@@ -15,8 +15,8 @@
 #include <tapeflow/autograd/gradient.hpp>
 #include <tapeflow/autograd/gradient_tape.hpp>
 #include <tapeflow/autograd/variable.hpp>
-#include <tapeflow/train/learning_rate.hpp>
 #include <tapeflow/core/export.hpp>
+#include <tapeflow/train/learning_rate.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -45,22 +45,24 @@ public:
 
     /// Runs `loss_fn` under a GradientTape and returns one (gradient, variable) pair per variable
     /// of var_list (default: the trainable variables loss_fn read); gradients may be undefined.
-    virtual std::vector<GradAndVar> compute_gradients(const std::function<Tensor()>& loss_fn,
-                                              std::vector<Variable> var_list = {},
-                                              GateGradients gate_gradients = GateGradients::gate_op,
-                                              AggregationMethod aggregation_method = AggregationMethod::default_);
+    virtual std::vector<GradAndVar> compute_gradients(
+        const std::function<Tensor()>& loss_fn,
+        std::vector<Variable> var_list = {},
+        GateGradients gate_gradients = GateGradients::gate_op,
+        AggregationMethod aggregation_method = AggregationMethod::default_);
 
     /// Applies the gradients in list order; undefined gradients are skipped (InvalidArgumentError
     /// "No gradients provided for any variable: ..." when all are). `global_step` (an int64 scalar
     /// variable) is incremented once after all updates.
     virtual void apply_gradients(const std::vector<GradAndVar>& grads_and_vars,
-                         std::optional<Variable> global_step = {});
+                                 std::optional<Variable> global_step = {});
 
     /// compute_gradients + apply_gradients; returns the loss.
-    virtual Tensor minimize(const std::function<Tensor()>& loss_fn, std::vector<Variable> var_list = {},
-                    std::optional<Variable> global_step = {},
-                    GateGradients gate_gradients = GateGradients::gate_op,
-                    AggregationMethod aggregation_method = AggregationMethod::default_);
+    virtual Tensor minimize(const std::function<Tensor()>& loss_fn,
+                            std::vector<Variable> var_list = {},
+                            std::optional<Variable> global_step = {},
+                            GateGradients gate_gradients = GateGradients::gate_op,
+                            AggregationMethod aggregation_method = AggregationMethod::default_);
 
     /// The slot variable, or nullopt for an unknown variable or slot name.
     virtual std::optional<Variable> get_slot(const Variable& var, std::string_view slot_name) const;
@@ -96,7 +98,9 @@ protected:
     /// Keras: no global-step argument; None gradients are dropped with a warning.
     virtual bool keras_style() const { return false; }
     /// Gradient transformation before any update (Keras clipping).
-    virtual std::vector<GradAndVar> transform_gradients(std::vector<GradAndVar> pairs) { return pairs; }
+    virtual std::vector<GradAndVar> transform_gradients(std::vector<GradAndVar> pairs) {
+        return pairs;
+    }
     /// True when transform_gradients needs all gradients at once (gate_none then computes all).
     virtual bool needs_all_gradients() const { return false; }
     /// Right before `var`'s update (Keras weight decay).
@@ -124,8 +128,10 @@ protected:
 private:
     void begin_apply(const std::optional<Variable>& global_step);
     void update(const Variable& var, const Gradient& grad);
-    void end_apply(const std::vector<Variable>& updated, const std::optional<Variable>& global_step);
-    Tensor minimize_streaming(const std::function<Tensor()>& loss_fn, std::vector<Variable> var_list,
+    void end_apply(const std::vector<Variable>& updated,
+                   const std::optional<Variable>& global_step);
+    Tensor minimize_streaming(const std::function<Tensor()>& loss_fn,
+                              std::vector<Variable> var_list,
                               const std::optional<Variable>& global_step,
                               AggregationMethod aggregation_method);
 
@@ -139,7 +145,8 @@ private:
     bool applied_ = false;
 };
 
-/// Validation shared by the optimizers' constructors: InvalidArgumentError with `message` unless ok.
+/// Validation shared by the optimizers' constructors: InvalidArgumentError with `message` unless
+/// ok.
 void check_hyperparameter(bool ok, const std::string& message);
 /// A constant learning rate must be a non-negative finite number.
 void check_learning_rate(const LearningRate& learning_rate);

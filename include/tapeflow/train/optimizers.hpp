@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include <tapeflow/train/optimizer.hpp>
 #include <tapeflow/core/export.hpp>
+#include <tapeflow/train/optimizer.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -22,7 +22,8 @@ struct GradientDescentOptimizerOptions {
 /// var -= lr·g. No slots.
 class GradientDescentOptimizer : public Optimizer {
 public:
-    explicit GradientDescentOptimizer(LearningRate learning_rate, GradientDescentOptimizerOptions options = {});
+    explicit GradientDescentOptimizer(LearningRate learning_rate,
+                                      GradientDescentOptimizerOptions options = {});
 
 protected:
     void apply_dense(const Variable& var, const Tensor& grad) override;
@@ -39,7 +40,9 @@ struct MomentumOptimizerOptions {
 /// Slot "momentum". Sparse: lazy.
 class MomentumOptimizer : public Optimizer {
 public:
-    MomentumOptimizer(LearningRate learning_rate, double momentum, MomentumOptimizerOptions options = {});
+    MomentumOptimizer(LearningRate learning_rate,
+                      double momentum,
+                      MomentumOptimizerOptions options = {});
 
 protected:
     void create_slots(const Variable& var) override;
@@ -81,7 +84,8 @@ struct AdadeltaOptimizerOptions {
 /// Slots "accum" (E[g²]) and "accum_update" (E[Δx²]). Sparse: lazy.
 class AdadeltaOptimizer : public Optimizer {
 public:
-    explicit AdadeltaOptimizer(LearningRate learning_rate = 0.001, AdadeltaOptimizerOptions options = {});
+    explicit AdadeltaOptimizer(LearningRate learning_rate = 0.001,
+                               AdadeltaOptimizerOptions options = {});
 
 protected:
     void create_slots(const Variable& var) override;
@@ -124,7 +128,7 @@ struct FtrlOptimizerOptions {
     double l2_regularization_strength = 0.0;
     double l2_shrinkage_regularization_strength = 0.0;
     double beta = 0.0;
-    std::optional<std::string> accum_name = {};   // slot names, default "accum" / "linear"
+    std::optional<std::string> accum_name = {};  // slot names, default "accum" / "linear"
     std::optional<std::string> linear_name = {};
     std::string name = "Ftrl";
     bool use_locking = false;
@@ -200,7 +204,8 @@ struct ProximalAdagradOptimizerOptions {
 /// Adagrad step then the proximal shrinkage. Slot "accumulator". Sparse: lazy.
 class ProximalAdagradOptimizer : public Optimizer {
 public:
-    explicit ProximalAdagradOptimizer(LearningRate learning_rate, ProximalAdagradOptimizerOptions options = {});
+    explicit ProximalAdagradOptimizer(LearningRate learning_rate,
+                                      ProximalAdagradOptimizerOptions options = {});
 
 protected:
     void create_slots(const Variable& var) override;

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include <tapeflow/autograd/variable.hpp>
+#include <tapeflow/core/export.hpp>
 #include <tapeflow/core/shape.hpp>
 #include <tapeflow/core/tensor.hpp>
-#include <tapeflow/core/export.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -43,11 +43,11 @@ struct BackgroundSave;  // internal (lib/train/checkpoint/saver.cpp)
 ///     std::string prefix = saver.save("ckpt/model", step);      // "ckpt/model-<step>"
 ///     saver.restore(*tf::train::latest_checkpoint("ckpt"));
 ///
-/// The default Saver covers every live variable at the time of each save/restore (weights, optimizer
-/// slots and state, EMA shadows, the global step). Its restore() also restores variables created
-/// later, as long as the Saver lives: optimizer slots appear at the first update and then take their
-/// checkpointed values (TensorFlow 2's deferred restoration). Savers built from a list or a map cover
-/// exactly those variables (the map's keys are the names in the file).
+/// The default Saver covers every live variable at the time of each save/restore (weights,
+/// optimizer slots and state, EMA shadows, the global step). Its restore() also restores variables
+/// created later, as long as the Saver lives: optimizer slots appear at the first update and then
+/// take their checkpointed values (TensorFlow 2's deferred restoration). Savers built from a list
+/// or a map cover exactly those variables (the map's keys are the names in the file).
 class Saver {
 public:
     Saver(SaverOptions options = {});

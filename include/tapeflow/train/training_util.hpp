@@ -12,7 +12,8 @@ TAPEFLOW_API_BEGIN
 
 namespace tapeflow::train {
 
-/// Creates the global step (0); InvalidArgumentError ('"global_step" already exists.') if it exists.
+/// Creates the global step (0); InvalidArgumentError ('"global_step" already exists.') if it
+/// exists.
 Variable create_global_step();
 /// The global step: the one created here, else a live variable named "global_step" (which must be
 /// an integer scalar: InvalidArgumentError otherwise), else nullopt.

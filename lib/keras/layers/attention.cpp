@@ -8,9 +8,9 @@
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/keras/layers/attention.hpp>
 #include <tapeflow/ops/array.hpp>
+#include <tapeflow/ops/attention.hpp>
 #include <tapeflow/ops/creation.hpp>
 #include <tapeflow/ops/math.hpp>
-#include <tapeflow/ops/attention.hpp>
 #include <tapeflow/ops/nn.hpp>
 
 namespace tapeflow::keras::layers {

@@ -7,8 +7,8 @@
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/keras/layers/normalization.hpp>
 #include <tapeflow/ops/array.hpp>
-#include <tapeflow/ops/math.hpp>
 #include <tapeflow/ops/attention.hpp>
+#include <tapeflow/ops/math.hpp>
 #include <tapeflow/ops/nn.hpp>
 
 namespace tapeflow::keras::layers {

@@ -65,28 +65,50 @@ Geometry geometry(const KernelContext& ctx, const Tensor& q, const Tensor& k, st
 // Copies rows [r0, r0 + rows) of head (b, n) of a [B, L, N, H] tensor into dst [rows, H], times
 // `factor` (the queries are packed scaled, so the gemm gives the scaled logits).
 template <class T, class C>
-void pack(const T* src, const Geometry& g, int64_t len, int64_t bi, int64_t ni, int64_t r0,
-          int64_t rows, C* dst, C factor = C(1)) {
+void pack(const T* src,
+          const Geometry& g,
+          int64_t len,
+          int64_t bi,
+          int64_t ni,
+          int64_t r0,
+          int64_t rows,
+          C* dst,
+          C factor = C(1)) {
     for (int64_t r = 0; r < rows; ++r) {
         const T* p = src + ((bi * len + r0 + r) * g.n + ni) * g.h;
-        for (int64_t j = 0; j < g.h; ++j) dst[r * g.h + j] = static_cast<C>(p[j]) * factor;
+        for (int64_t j = 0; j < g.h; ++j)
+            dst[r * g.h + j] = static_cast<C>(p[j]) * factor;
     }
 }
 
 template <class T, class C>
-void unpack(const C* src, const Geometry& g, int64_t len, int64_t bi, int64_t ni, int64_t r0,
-            int64_t rows, T* dst) {
+void unpack(const C* src,
+            const Geometry& g,
+            int64_t len,
+            int64_t bi,
+            int64_t ni,
+            int64_t r0,
+            int64_t rows,
+            T* dst) {
     for (int64_t r = 0; r < rows; ++r) {
         T* p = dst + ((bi * len + r0 + r) * g.n + ni) * g.h;
-        for (int64_t j = 0; j < g.h; ++j) p[j] = T(src[r * g.h + j]);
+        for (int64_t j = 0; j < g.h; ++j)
+            p[j] = T(src[r * g.h + j]);
     }
 }
 
 // The logits of block rows [t0, t0 + rows) x keys [s0, s0 + cols) of head (b, n), computed in
 // place from the scaled products (scale q).k in `sc` (row stride ld): bias, then -inf where masked.
 template <class T, class C>
-void finish_logits(const Geometry& g, int64_t bi, int64_t ni, int64_t t0, int64_t rows, int64_t s0,
-                   int64_t cols, C* sc, int64_t ld) {
+void finish_logits(const Geometry& g,
+                   int64_t bi,
+                   int64_t ni,
+                   int64_t t0,
+                   int64_t rows,
+                   int64_t s0,
+                   int64_t cols,
+                   C* sc,
+                   int64_t ld) {
     constexpr C kMasked = -std::numeric_limits<C>::infinity();
     const auto* bias = static_cast<const T*>(g.bias);
     for (int64_t i = 0; i < rows; ++i) {
@@ -94,7 +116,8 @@ void finish_logits(const Geometry& g, int64_t bi, int64_t ni, int64_t t0, int64_
         const int64_t t = t0 + i;
         if (bias != nullptr) {
             const T* br = bias + bi * g.bias_st[0] + ni * g.bias_st[1] + t * g.bias_st[2];
-            for (int64_t j = 0; j < cols; ++j) row[j] += static_cast<C>(br[(s0 + j) * g.bias_st[3]]);
+            for (int64_t j = 0; j < cols; ++j)
+                row[j] += static_cast<C>(br[(s0 + j) * g.bias_st[3]]);
         }
         if (g.mask != nullptr) {
             const bool* mr = g.mask + bi * g.mask_st[0] + ni * g.mask_st[1] + t * g.mask_st[2];
@@ -103,7 +126,8 @@ void finish_logits(const Geometry& g, int64_t bi, int64_t ni, int64_t t0, int64_
             }
         }
         if (g.causal) {
-            for (int64_t j = std::max<int64_t>(0, t + 1 - s0); j < cols; ++j) row[j] = kMasked;
+            for (int64_t j = std::max<int64_t>(0, t + 1 - s0); j < cols; ++j)
+                row[j] = kMasked;
         }
     }
 }
@@ -114,10 +138,12 @@ void mean_values(const T* v, const Geometry& g, int64_t bi, int64_t ni, C* out) 
     std::fill(out, out + g.h, C(0));
     for (int64_t s = 0; s < g.s; ++s) {
         const T* p = v + ((bi * g.s + s) * g.n + ni) * g.h;
-        for (int64_t j = 0; j < g.h; ++j) out[j] += static_cast<C>(p[j]);
+        for (int64_t j = 0; j < g.h; ++j)
+            out[j] += static_cast<C>(p[j]);
     }
     if (g.s > 0) {
-        for (int64_t j = 0; j < g.h; ++j) out[j] /= static_cast<C>(g.s);
+        for (int64_t j = 0; j < g.h; ++j)
+            out[j] /= static_cast<C>(g.s);
     }
 }
 
@@ -150,7 +176,18 @@ void attention_forward(const KernelContext& ctx) {
                 const int64_t cols = std::min(kBlockK, s_end - s0);
                 pack(kp, g, g.s, bi, ni, s0, cols, kb.data());
                 pack(vp, g, g.s, bi, ni, s0, cols, vb.data());
-                gemm<C>(false, true, rows, cols, h, qb.data(), h, kb.data(), h, C(0), sc.data(), kBlockK);
+                gemm<C>(false,
+                        true,
+                        rows,
+                        cols,
+                        h,
+                        qb.data(),
+                        h,
+                        kb.data(),
+                        h,
+                        C(0),
+                        sc.data(),
+                        kBlockK);
                 finish_logits<T>(g, bi, ni, t0, rows, s0, cols, sc.data(), kBlockK);
                 for (int64_t i = 0; i < rows; ++i) {
                     C* row = sc.data() + i * kBlockK;
@@ -163,10 +200,22 @@ void attention_forward(const KernelContext& ctx) {
                     l[i] = l[i] * alpha + exp_shifted(row, m_new, row, cols);
                     m[i] = m_new;
                     if (alpha != C(1)) {
-                        for (int64_t j = 0; j < h; ++j) acc[i * h + j] *= alpha;
+                        for (int64_t j = 0; j < h; ++j)
+                            acc[i * h + j] *= alpha;
                     }
                 }
-                gemm<C>(false, false, rows, h, cols, sc.data(), kBlockK, vb.data(), h, C(1), acc.data(), h);
+                gemm<C>(false,
+                        false,
+                        rows,
+                        h,
+                        cols,
+                        sc.data(),
+                        kBlockK,
+                        vb.data(),
+                        h,
+                        C(1),
+                        acc.data(),
+                        h);
             }
             for (int64_t i = 0; i < rows; ++i) {
                 C* a = acc.data() + i * h;
@@ -177,7 +226,8 @@ void attention_forward(const KernelContext& ctx) {
                     continue;
                 }
                 const C inv = C(1) / l[i];
-                for (int64_t j = 0; j < h; ++j) a[j] *= inv;
+                for (int64_t j = 0; j < h; ++j)
+                    a[j] *= inv;
                 row_lse = m[i] + std::log(l[i]);
             }
             unpack(acc.data(), g, g.t, bi, ni, t0, rows, out);
@@ -215,7 +265,8 @@ void attention_backward(const KernelContext& ctx) {
             const C* lse = lsep + head * g.t;
             for (int64_t t = 0; t < g.t; ++t) {  // rowsum(do * out) = rowsum(p * dp)
                 C sum = 0;
-                for (int64_t j = 0; j < h; ++j) sum += doh[t * h + j] * oh[t * h + j];
+                for (int64_t j = 0; j < h; ++j)
+                    sum += doh[t * h + j] * oh[t * h + j];
                 d[t] = sum;
             }
             std::fill(dq.begin(), dq.end(), C(0));
@@ -228,8 +279,18 @@ void attention_backward(const KernelContext& ctx) {
                 for (int64_t t0 = 0; t0 < g.t; t0 += kBlockQ) {
                     const int64_t rows = std::min(kBlockQ, g.t - t0);
                     if (g.key_end(t0, rows) <= s0) continue;  // the whole block is masked
-                    gemm<C>(false, true, rows, cols, h, qh.data() + t0 * h, h, kh.data() + s0 * h, h,
-                            C(0), p.data(), kBlockK);
+                    gemm<C>(false,
+                            true,
+                            rows,
+                            cols,
+                            h,
+                            qh.data() + t0 * h,
+                            h,
+                            kh.data() + s0 * h,
+                            h,
+                            C(0),
+                            p.data(),
+                            kBlockK);
                     finish_logits<T>(g, bi, ni, t0, rows, s0, cols, p.data(), kBlockK);
                     for (int64_t i = 0; i < rows; ++i) {
                         C* row = p.data() + i * kBlockK;
@@ -240,10 +301,30 @@ void attention_backward(const KernelContext& ctx) {
                             exp_shifted(row, shift, row, cols);
                         }
                     }
-                    gemm<C>(true, false, cols, h, rows, p.data(), kBlockK, doh.data() + t0 * h, h,
-                            C(1), dv.data() + s0 * h, h);
-                    gemm<C>(false, true, rows, cols, h, doh.data() + t0 * h, h, vh.data() + s0 * h, h,
-                            C(0), dp.data(), kBlockK);
+                    gemm<C>(true,
+                            false,
+                            cols,
+                            h,
+                            rows,
+                            p.data(),
+                            kBlockK,
+                            doh.data() + t0 * h,
+                            h,
+                            C(1),
+                            dv.data() + s0 * h,
+                            h);
+                    gemm<C>(false,
+                            true,
+                            rows,
+                            cols,
+                            h,
+                            doh.data() + t0 * h,
+                            h,
+                            vh.data() + s0 * h,
+                            h,
+                            C(0),
+                            dp.data(),
+                            kBlockK);
                     for (int64_t i = 0; i < rows; ++i) {
                         C* ds = dp.data() + i * kBlockK;
                         const C* pr = p.data() + i * kBlockK;
@@ -251,23 +332,67 @@ void attention_backward(const KernelContext& ctx) {
                         if (lse[t0 + i] == -std::numeric_limits<C>::infinity()) {
                             std::fill(ds, ds + cols, C(0));  // where() passes no gradient
                         } else {
-                            for (int64_t j = 0; j < cols; ++j) ds[j] = pr[j] * (ds[j] - di);
+                            for (int64_t j = 0; j < cols; ++j)
+                                ds[j] = pr[j] * (ds[j] - di);
                         }
                         if (db != nullptr) {
                             T* dbr = db + (t0 + i) * g.s + s0;
-                            for (int64_t j = 0; j < cols; ++j) dbr[j] = T(ds[j]);
+                            for (int64_t j = 0; j < cols; ++j)
+                                dbr[j] = T(ds[j]);
                         }
                     }
-                    gemm<C>(false, false, rows, h, cols, dp.data(), kBlockK, kh.data() + s0 * h, h,
-                            C(1), dq.data() + t0 * h, h);
-                    gemm<C>(true, false, cols, h, rows, dp.data(), kBlockK, qh.data() + t0 * h, h,
-                            C(1), dk.data() + s0 * h, h);
+                    gemm<C>(false,
+                            false,
+                            rows,
+                            h,
+                            cols,
+                            dp.data(),
+                            kBlockK,
+                            kh.data() + s0 * h,
+                            h,
+                            C(1),
+                            dq.data() + t0 * h,
+                            h);
+                    gemm<C>(true,
+                            false,
+                            cols,
+                            h,
+                            rows,
+                            dp.data(),
+                            kBlockK,
+                            qh.data() + t0 * h,
+                            h,
+                            C(1),
+                            dk.data() + s0 * h,
+                            h);
                 }
             }
-            for (C& x : dq) x *= scale;  // dq = scale ds k
-            unpack(dq.data(), g, g.t, bi, ni, 0, g.t, static_cast<T*>(ctx.outputs[0].mutable_raw_data()));
-            unpack(dk.data(), g, g.s, bi, ni, 0, g.s, static_cast<T*>(ctx.outputs[1].mutable_raw_data()));
-            unpack(dv.data(), g, g.s, bi, ni, 0, g.s, static_cast<T*>(ctx.outputs[2].mutable_raw_data()));
+            for (C& x : dq)
+                x *= scale;  // dq = scale ds k
+            unpack(dq.data(),
+                   g,
+                   g.t,
+                   bi,
+                   ni,
+                   0,
+                   g.t,
+                   static_cast<T*>(ctx.outputs[0].mutable_raw_data()));
+            unpack(dk.data(),
+                   g,
+                   g.s,
+                   bi,
+                   ni,
+                   0,
+                   g.s,
+                   static_cast<T*>(ctx.outputs[1].mutable_raw_data()));
+            unpack(dv.data(),
+                   g,
+                   g.s,
+                   bi,
+                   ni,
+                   0,
+                   g.s,
+                   static_cast<T*>(ctx.outputs[2].mutable_raw_data()));
         }
     });
 }

@@ -10,13 +10,13 @@ namespace tapeflow::cpu::ew {
 void register_binary_cpu(KernelRegistry& r) {
     constexpr auto kCpu = DeviceType::cpu;
 #define TFL_COMPARE(op, functor, dtypes)
-#define TFL_BINARY(op, functor, dtypes, check, cost)                                    \
-    r.add(Op::op,                                                                       \
-          kCpu,                                                                         \
-          arithmetic_kernel<tapeflow::ew::functor,                                      \
-                            TypeSet::dtypes,                                            \
-                            IntCheck::check,                                            \
-                            Cost::cost == Cost::heavy ? kHeavyGrain : kGrain>,          \
+#define TFL_BINARY(op, functor, dtypes, check, cost)                           \
+    r.add(Op::op,                                                              \
+          kCpu,                                                                \
+          arithmetic_kernel<tapeflow::ew::functor,                             \
+                            TypeSet::dtypes,                                   \
+                            IntCheck::check,                                   \
+                            Cost::cost == Cost::heavy ? kHeavyGrain : kGrain>, \
           dtypes_of(TypeSet::dtypes));
 #include "kernels/shared/binary_ops.def"
 #undef TFL_BINARY

@@ -1,11 +1,11 @@
 // OpenBLAS gemm wrappers and the calling-thread guard (see blas.hpp).
 #include "kernels/cpu/blas.hpp"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <mutex>
 #include <type_traits>
+
+#include <cblas.h>
 
 namespace tapeflow::cpu {
 
@@ -17,8 +17,18 @@ namespace {
 constexpr int64_t kSmallGemmMnk = 1024;
 
 template <class T>
-void small_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
-                const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+void small_gemm(bool trans_a,
+                bool trans_b,
+                int64_t m,
+                int64_t n,
+                int64_t k,
+                const T* a,
+                int64_t lda,
+                const T* b,
+                int64_t ldb,
+                T beta,
+                T* c,
+                int64_t ldc) {
     const int64_t a_row = trans_a ? 1 : lda;  // step from A(i, p) to A(i + 1, p)
     const int64_t a_col = trans_a ? lda : 1;  // ... and to A(i, p + 1)
     const int64_t b_row = trans_b ? 1 : ldb;  // step from B(p, j) to B(p + 1, j)
@@ -26,7 +36,8 @@ void small_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, con
     for (int64_t i = 0; i < m; ++i) {
         for (int64_t j = 0; j < n; ++j) {
             T sum = 0;
-            for (int64_t p = 0; p < k; ++p) sum += a[i * a_row + p * a_col] * b[p * b_row + j * b_col];
+            for (int64_t p = 0; p < k; ++p)
+                sum += a[i * a_row + p * a_col] * b[p * b_row + j * b_col];
             T& out = c[i * ldc + j];
             out = beta == T(0) ? sum : sum + beta * out;  // beta 0: C may hold garbage, never read
         }
@@ -36,32 +47,73 @@ void small_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, con
 }  // namespace
 
 template <class T>
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
-          const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+void gemm(bool trans_a,
+          bool trans_b,
+          int64_t m,
+          int64_t n,
+          int64_t k,
+          const T* a,
+          int64_t lda,
+          const T* b,
+          int64_t ldb,
+          T beta,
+          T* c,
+          int64_t ldc) {
     if (m * n * k <= kSmallGemmMnk) {
         small_gemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
         return;
     }
     const auto ta = trans_a ? CblasTrans : CblasNoTrans;
     const auto tb = trans_b ? CblasTrans : CblasNoTrans;
-    const auto i = [](int64_t v) { return static_cast<blasint>(v); };
+    const auto i = [](int64_t v) {
+        return static_cast<blasint>(v);
+    };
     if constexpr (std::is_same_v<T, float>) {
-        cblas_sgemm(CblasRowMajor, ta, tb, i(m), i(n), i(k), 1.0F, a, i(lda), b, i(ldb), beta, c,
-                    i(ldc));
+        cblas_sgemm(
+            CblasRowMajor, ta, tb, i(m), i(n), i(k), 1.0F, a, i(lda), b, i(ldb), beta, c, i(ldc));
     } else {
-        cblas_dgemm(CblasRowMajor, ta, tb, i(m), i(n), i(k), 1.0, a, i(lda), b, i(ldb), beta, c,
-                    i(ldc));
+        cblas_dgemm(
+            CblasRowMajor, ta, tb, i(m), i(n), i(k), 1.0, a, i(lda), b, i(ldb), beta, c, i(ldc));
     }
 }
 
-template void gemm<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t,
-                          const float*, int64_t, float, float*, int64_t);
-template void gemm<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t,
-                           const double*, int64_t, double, double*, int64_t);
+template void gemm<float>(bool,
+                          bool,
+                          int64_t,
+                          int64_t,
+                          int64_t,
+                          const float*,
+                          int64_t,
+                          const float*,
+                          int64_t,
+                          float,
+                          float*,
+                          int64_t);
+template void gemm<double>(bool,
+                           bool,
+                           int64_t,
+                           int64_t,
+                           int64_t,
+                           const double*,
+                           int64_t,
+                           const double*,
+                           int64_t,
+                           double,
+                           double*,
+                           int64_t);
 
 template <class T>
-void parallel_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a,
-                   int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc) {
+void parallel_gemm(bool trans_a,
+                   bool trans_b,
+                   int64_t m,
+                   int64_t n,
+                   int64_t k,
+                   const T* a,
+                   int64_t lda,
+                   const T* b,
+                   int64_t ldb,
+                   T* c,
+                   int64_t ldc) {
     constexpr int64_t kTile = 16;  // slices are multiples of OpenBLAS's tiles
     const int64_t threads = cpu_threads();
     const int64_t longer = std::max(m, n);
@@ -71,7 +123,8 @@ void parallel_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, 
         return;
     }
     if (longer < 2 * kTile ||
-        static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <= kThreadedGemmMnk) {
+        static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <=
+            kThreadedGemmMnk) {
         gemm<T>(trans_a, trans_b, m, n, k, a, lda, b, ldb, T(0), c, ldc);
         return;
     }
@@ -82,20 +135,58 @@ void parallel_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, 
             const int64_t lo = s * slice;
             const int64_t len = std::min(longer, lo + slice) - lo;
             if (m >= n) {  // rows lo.. of op(A) and C
-                gemm<T>(trans_a, trans_b, len, n, k, trans_a ? a + lo : a + lo * lda, lda, b, ldb,
-                        T(0), c + lo * ldc, ldc);
+                gemm<T>(trans_a,
+                        trans_b,
+                        len,
+                        n,
+                        k,
+                        trans_a ? a + lo : a + lo * lda,
+                        lda,
+                        b,
+                        ldb,
+                        T(0),
+                        c + lo * ldc,
+                        ldc);
             } else {  // columns lo.. of op(B) and C
-                gemm<T>(trans_a, trans_b, m, len, k, a, lda, trans_b ? b + lo * ldb : b + lo, ldb,
-                        T(0), c + lo, ldc);
+                gemm<T>(trans_a,
+                        trans_b,
+                        m,
+                        len,
+                        k,
+                        a,
+                        lda,
+                        trans_b ? b + lo * ldb : b + lo,
+                        ldb,
+                        T(0),
+                        c + lo,
+                        ldc);
             }
         }
     });
 }
 
-template void parallel_gemm<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t,
-                                   const float*, int64_t, float*, int64_t);
-template void parallel_gemm<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t,
-                                    const double*, int64_t, double*, int64_t);
+template void parallel_gemm<float>(bool,
+                                   bool,
+                                   int64_t,
+                                   int64_t,
+                                   int64_t,
+                                   const float*,
+                                   int64_t,
+                                   const float*,
+                                   int64_t,
+                                   float*,
+                                   int64_t);
+template void parallel_gemm<double>(bool,
+                                    bool,
+                                    int64_t,
+                                    int64_t,
+                                    int64_t,
+                                    const double*,
+                                    int64_t,
+                                    const double*,
+                                    int64_t,
+                                    double*,
+                                    int64_t);
 
 namespace {
 std::mutex guard_mutex;

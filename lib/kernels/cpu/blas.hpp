@@ -14,8 +14,18 @@ namespace tapeflow::cpu {
 
 /// C = op(A) op(B) + beta C, row-major, with explicit leading dimensions. T is float or double.
 template <class T>
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
-          const T* b, int64_t ldb, T beta, T* c, int64_t ldc);
+void gemm(bool trans_a,
+          bool trans_b,
+          int64_t m,
+          int64_t n,
+          int64_t k,
+          const T* a,
+          int64_t lda,
+          const T* b,
+          int64_t ldb,
+          T beta,
+          T* c,
+          int64_t ldc);
 
 /// While one exists (in any thread), OpenBLAS runs every gemm on its calling thread.
 /// Results do not change: OpenBLAS never splits the k sum across threads.
@@ -43,7 +53,16 @@ inline constexpr double kThreadedGemmMnk = 262144.0;
 /// gemm with C = op(A) op(B) (beta 0) cut into one slice per thread along the longer of m and n,
 /// each slice on its own thread; small products run on the caller.
 template <class T>
-void parallel_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a,
-                   int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc);
+void parallel_gemm(bool trans_a,
+                   bool trans_b,
+                   int64_t m,
+                   int64_t n,
+                   int64_t k,
+                   const T* a,
+                   int64_t lda,
+                   const T* b,
+                   int64_t ldb,
+                   T* c,
+                   int64_t ldc);
 
 }  // namespace tapeflow::cpu

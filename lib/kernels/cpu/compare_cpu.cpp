@@ -113,10 +113,10 @@ void where_kernel(const KernelContext& ctx) {
 void register_compare_cpu(KernelRegistry& r) {
     constexpr auto kCpu = DeviceType::cpu;
 #define TFL_BINARY(op, functor, dtypes, check, cost)
-#define TFL_COMPARE(op, functor, dtypes)                                      \
-    r.add(Op::op,                                                             \
-          kCpu,                                                               \
-          compare_kernel<tapeflow::ew::functor, TypeSet::dtypes>,             \
+#define TFL_COMPARE(op, functor, dtypes)                          \
+    r.add(Op::op,                                                 \
+          kCpu,                                                   \
+          compare_kernel<tapeflow::ew::functor, TypeSet::dtypes>, \
           dtypes_of(TypeSet::dtypes));
 #include "kernels/shared/binary_ops.def"
 #undef TFL_COMPARE

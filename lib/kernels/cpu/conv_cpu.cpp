@@ -71,24 +71,29 @@ void im2col(const Window2d& w, const T* x, int64_t r0, int64_t r1, T* patches) {
         const int64_t img = r / (w.oh * w.ow);
         const T* xi = x + img * w.h * w.w * w.c;
         T* prow = patches + (r - r0) * k;
-        for_each_window_row(w, (r / w.ow) % w.oh, r % w.ow,
-                            [&](int64_t at, int64_t ih, int64_t iw0, bool contiguous) {
-            T* dst = prow + at;
-            if (ih < 0 || ih >= w.h) {
-                std::memset(dst, 0, cell_bytes * static_cast<std::size_t>(w.kw));
-            } else if (contiguous) {
-                std::memcpy(dst, xi + (ih * w.w + iw0) * w.c, cell_bytes * static_cast<std::size_t>(w.kw));
-            } else {
-                for (int64_t j = 0; j < w.kw; ++j, dst += w.c) {
-                    const int64_t iw = iw0 + j * w.dw;
-                    if (iw < 0 || iw >= w.w) {
-                        std::memset(dst, 0, cell_bytes);
-                    } else {
-                        std::memcpy(dst, xi + (ih * w.w + iw) * w.c, cell_bytes);
+        for_each_window_row(
+            w,
+            (r / w.ow) % w.oh,
+            r % w.ow,
+            [&](int64_t at, int64_t ih, int64_t iw0, bool contiguous) {
+                T* dst = prow + at;
+                if (ih < 0 || ih >= w.h) {
+                    std::memset(dst, 0, cell_bytes * static_cast<std::size_t>(w.kw));
+                } else if (contiguous) {
+                    std::memcpy(dst,
+                                xi + (ih * w.w + iw0) * w.c,
+                                cell_bytes * static_cast<std::size_t>(w.kw));
+                } else {
+                    for (int64_t j = 0; j < w.kw; ++j, dst += w.c) {
+                        const int64_t iw = iw0 + j * w.dw;
+                        if (iw < 0 || iw >= w.w) {
+                            std::memset(dst, 0, cell_bytes);
+                        } else {
+                            std::memcpy(dst, xi + (ih * w.w + iw) * w.c, cell_bytes);
+                        }
                     }
                 }
-            }
-        });
+            });
     }
 }
 
@@ -99,25 +104,26 @@ void col2im(const Window2d& w, const T* dpatches, int64_t count, T* dx) {
     const int64_t k = patch_k(w);
     const int64_t per_image = w.oh * w.ow;
     const auto add = [](T* dst, const T* src, int64_t n) {
-        for (int64_t e = 0; e < n; ++e) dst[e] += src[e];
+        for (int64_t e = 0; e < n; ++e)
+            dst[e] += src[e];
     };
     for (int64_t img = 0; img < count; ++img) {
         T* xi = dx + img * w.h * w.w * w.c;
         for (int64_t p = 0; p < per_image; ++p) {
             const T* prow = dpatches + (img * per_image + p) * k;
-            for_each_window_row(w, p / w.ow, p % w.ow,
-                                [&](int64_t at, int64_t ih, int64_t iw0, bool contiguous) {
-                if (ih < 0 || ih >= w.h) return;
-                const T* src = prow + at;
-                if (contiguous) {
-                    add(xi + (ih * w.w + iw0) * w.c, src, w.kw * w.c);
-                    return;
-                }
-                for (int64_t j = 0; j < w.kw; ++j, src += w.c) {
-                    const int64_t iw = iw0 + j * w.dw;
-                    if (iw >= 0 && iw < w.w) add(xi + (ih * w.w + iw) * w.c, src, w.c);
-                }
-            });
+            for_each_window_row(
+                w, p / w.ow, p % w.ow, [&](int64_t at, int64_t ih, int64_t iw0, bool contiguous) {
+                    if (ih < 0 || ih >= w.h) return;
+                    const T* src = prow + at;
+                    if (contiguous) {
+                        add(xi + (ih * w.w + iw0) * w.c, src, w.kw * w.c);
+                        return;
+                    }
+                    for (int64_t j = 0; j < w.kw; ++j, src += w.c) {
+                        const int64_t iw = iw0 + j * w.dw;
+                        if (iw >= 0 && iw < w.w) add(xi + (ih * w.w + iw) * w.c, src, w.c);
+                    }
+                });
         }
     }
 }
@@ -203,8 +209,18 @@ void conv2d_backprop_input_kernel(const KernelContext& ctx) {
             for (int64_t b = begin; b < end; ++b) {
                 const int64_t n0 = b * images;
                 const int64_t count = std::min(images, w.n - n0);
-                gemm<T>(false, true, count * per_image, k, o, dyp + n0 * per_image * o, o, wp, o,
-                        T(0), dpatches, k);
+                gemm<T>(false,
+                        true,
+                        count * per_image,
+                        k,
+                        o,
+                        dyp + n0 * per_image * o,
+                        o,
+                        wp,
+                        o,
+                        T(0),
+                        dpatches,
+                        k);
                 col2im(w, dpatches, count, dxp + n0 * w.h * w.w * w.c);
             }
         });
@@ -250,15 +266,26 @@ void conv2d_backprop_filter_kernel(const KernelContext& ctx) {
                     const int64_t r0 = b * kBlockRows;
                     const int64_t r1 = std::min(pixels, r0 + kBlockRows);
                     im2col(w, xp, r0, r1, patches);
-                    gemm<T>(true, false, k, o, r1 - r0, patches, k, dyp + r0 * o, o,
-                            b == p * blocks / parts ? T(0) : T(1), out, o);
+                    gemm<T>(true,
+                            false,
+                            k,
+                            o,
+                            r1 - r0,
+                            patches,
+                            k,
+                            dyp + r0 * o,
+                            o,
+                            b == p * blocks / parts ? T(0) : T(1),
+                            out,
+                            o);
                 }
             }
         });
         parallel_for(ko, 4096, [&](int64_t begin, int64_t end) {
             for (int64_t p = 1; p < parts; ++p) {
                 const T* src = partials + (p - 1) * ko;
-                for (int64_t e = begin; e < end; ++e) dwp[e] += src[e];
+                for (int64_t e = begin; e < end; ++e)
+                    dwp[e] += src[e];
             }
         });
     });

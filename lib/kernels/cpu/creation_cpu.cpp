@@ -26,7 +26,8 @@ void cast_kernel(const KernelContext& ctx) {
             const auto* in = static_cast<const From*>(x.raw_data());
             auto* out = static_cast<To*>(y.mutable_raw_data());
             parallel_for(x.num_elements(), kGrain, [&](int64_t begin, int64_t end) {
-                for (int64_t i = begin; i < end; ++i) out[i] = convert_element<To>(in[i]);
+                for (int64_t i = begin; i < end; ++i)
+                    out[i] = convert_element<To>(in[i]);
             });
         });
     });
@@ -52,7 +53,8 @@ void one_hot_kernel(const KernelContext& ctx) {
     const auto depth = ctx.attrs.get<int64_t>("depth");
     const auto axis = ctx.attrs.get<int64_t>("axis");
     int64_t inner = 1;
-    for (int64_t d = axis; d < indices.rank(); ++d) inner *= indices.shape().dims()[d];
+    for (int64_t d = axis; d < indices.rank(); ++d)
+        inner *= indices.shape().dims()[d];
     const int64_t outer = inner == 0 ? 0 : indices.num_elements() / inner;
     visit_dtype(indices.dtype(), [&](auto index_tag) {
         using I = typename decltype(index_tag)::type;
@@ -86,7 +88,10 @@ void register_creation_cpu(KernelRegistry& r) {
     r.add(Op::cast, kCpu, cast_kernel, kAllTypes);
     r.add(Op::fill, kCpu, fill_kernel, kAllTypes);
     r.add(Op::one_hot, kCpu, one_hot_kernel, kAllTypes);
-    r.add(Op::random_uniform, kCpu, random_uniform_kernel, kFloatTypes | DTypeSet{DType::int32, DType::int64});
+    r.add(Op::random_uniform,
+          kCpu,
+          random_uniform_kernel,
+          kFloatTypes | DTypeSet{DType::int32, DType::int64});
     r.add(Op::random_normal, kCpu, random_normal_kernel, kFloatTypes);
     r.add(Op::truncated_normal, kCpu, truncated_normal_kernel, kFloatTypes);
     r.add(Op::random_shuffle, kCpu, random_shuffle_kernel, kAllTypes);

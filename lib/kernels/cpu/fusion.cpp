@@ -157,9 +157,13 @@ private:
 
 }  // namespace
 
-int64_t fusion_min_elements() { return min_elements().load(std::memory_order_relaxed); }
+int64_t fusion_min_elements() {
+    return min_elements().load(std::memory_order_relaxed);
+}
 
-void set_fusion_min_elements(int64_t n) { min_elements().store(n, std::memory_order_relaxed); }
+void set_fusion_min_elements(int64_t n) {
+    min_elements().store(n, std::memory_order_relaxed);
+}
 
 bool try_defer(const KernelContext& ctx, BlockFn fn) {
     const Tensor& out = ctx.outputs[0];

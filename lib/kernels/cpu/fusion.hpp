@@ -30,8 +30,8 @@ namespace tapeflow::cpu::fusion {
 
 /// Computes `out[0, n)` from operands a and b (b unused by unary ops); an operand that does not
 /// vary is one value repeated.
-using BlockFn = void (*)(const void* a, bool a_varies, const void* b, bool b_varies, void* out,
-                         int64_t n);
+using BlockFn =
+    void (*)(const void* a, bool a_varies, const void* b, bool b_varies, void* out, int64_t n);
 
 /// Defers ctx's element-wise op (inputs -> outputs[0], computed by `fn`) when fusion applies to it;
 /// returns false (the kernel computes now) otherwise.

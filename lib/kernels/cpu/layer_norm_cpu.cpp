@@ -25,8 +25,10 @@ void for_batches(int64_t n, const F& f) {
     using B = xsimd::batch<C>;
     constexpr auto W = static_cast<int64_t>(B::size);
     int64_t j = 0;
-    for (; j + W <= n; j += W) f(B(), j);
-    for (; j < n; ++j) f(C(), j);
+    for (; j + W <= n; j += W)
+        f(B(), j);
+    for (; j < n; ++j)
+        f(C(), j);
 }
 
 template <class V, class C>
@@ -69,21 +71,24 @@ const C* widen(const T* row, int64_t n, std::vector<C>& buf) {
         return row;
     } else {
         buf.resize(static_cast<std::size_t>(n));
-        for (int64_t j = 0; j < n; ++j) buf[j] = static_cast<C>(row[j]);
+        for (int64_t j = 0; j < n; ++j)
+            buf[j] = static_cast<C>(row[j]);
         return buf.data();
     }
 }
 
 template <class T, class C>
 void narrow(const C* values, int64_t n, T* out) {
-    for (int64_t j = 0; j < n; ++j) out[j] = T(values[j]);
+    for (int64_t j = 0; j < n; ++j)
+        out[j] = T(values[j]);
 }
 
 template <class T, class C>
 std::vector<C> widened(const Tensor& t) {
     const auto* p = static_cast<const T*>(t.raw_data());
     std::vector<C> v(static_cast<std::size_t>(t.num_elements()));
-    for (std::size_t j = 0; j < v.size(); ++j) v[j] = static_cast<C>(p[j]);
+    for (std::size_t j = 0; j < v.size(); ++j)
+        v[j] = static_cast<C>(p[j]);
     return v;
 }
 
@@ -109,13 +114,16 @@ void layer_norm_kernel(const KernelContext& ctx) {
                 for (int64_t r = begin; r < end; ++r) {
                     const C* xr = widen(in + r * cols, cols, buf);
                     const C n = static_cast<C>(cols);
-                    const C mean = sum_of<C>(cols, [&](auto v, int64_t j) {
-                        return get<decltype(v)>(xr + j);
-                    }) / n;
-                    const C var = sum_of<C>(cols, [&](auto v, int64_t j) {
-                        const auto d = get<decltype(v)>(xr + j) - mean;
-                        return d * d;
-                    }) / n;
+                    const C mean =
+                        sum_of<C>(cols,
+                                  [&](auto v, int64_t j) { return get<decltype(v)>(xr + j); }) /
+                        n;
+                    const C var = sum_of<C>(cols,
+                                            [&](auto v, int64_t j) {
+                                                const auto d = get<decltype(v)>(xr + j) - mean;
+                                                return d * d;
+                                            }) /
+                                  n;
                     const C rstd = C(1) / std::sqrt(var + eps);
                     mean_out[r] = mean;
                     rstd_out[r] = rstd;
@@ -158,7 +166,8 @@ void layer_norm_grad_kernel(const KernelContext& ctx) {
             const int64_t block = std::max<int64_t>(16, (rows + 63) / 64);
             const int64_t blocks = (rows + block - 1) / block;
             std::vector<C> partial(static_cast<std::size_t>(blocks * 2 * cols), C(0));
-            const int64_t grain = std::max<int64_t>(1, kElementGrain / std::max<int64_t>(block * cols, 1));
+            const int64_t grain =
+                std::max<int64_t>(1, kElementGrain / std::max<int64_t>(block * cols, 1));
             parallel_for(blocks, grain, [&](int64_t begin, int64_t end) {
                 std::vector<C> gbuf, xbuf, dxbuf(is_half_v<T> ? static_cast<std::size_t>(cols) : 0);
                 for (int64_t blk = begin; blk < end; ++blk) {
@@ -171,14 +180,19 @@ void layer_norm_grad_kernel(const KernelContext& ctx) {
                         const C s = rstd[r];
                         const C* gm = gamma.data();
                         const C n = static_cast<C>(cols);
-                        const C a = sum_of<C>(cols, [&](auto v, int64_t j) {
-                            using V = decltype(v);
-                            return V(get<V>(g + j) * get<V>(gm + j));
-                        }) / n;
-                        const C b = sum_of<C>(cols, [&](auto v, int64_t j) {
-                            using V = decltype(v);
-                            return V(get<V>(g + j) * get<V>(gm + j) * ((get<V>(xr + j) - m) * s));
-                        }) / n;
+                        const C a = sum_of<C>(cols,
+                                              [&](auto v, int64_t j) {
+                                                  using V = decltype(v);
+                                                  return V(get<V>(g + j) * get<V>(gm + j));
+                                              }) /
+                                    n;
+                        const C b = sum_of<C>(cols,
+                                              [&](auto v, int64_t j) {
+                                                  using V = decltype(v);
+                                                  return V(get<V>(g + j) * get<V>(gm + j) *
+                                                           ((get<V>(xr + j) - m) * s));
+                                              }) /
+                                    n;
                         C* dxr = nullptr;
                         if constexpr (is_half_v<T>) {
                             dxr = dxbuf.data();
@@ -199,17 +213,19 @@ void layer_norm_grad_kernel(const KernelContext& ctx) {
             });
             auto* dgamma = static_cast<T*>(ctx.outputs[1].mutable_raw_data());
             auto* dbeta = static_cast<T*>(ctx.outputs[2].mutable_raw_data());
-            parallel_for(cols, kElementGrain / std::max<int64_t>(blocks, 1), [&](int64_t begin, int64_t end) {
-                for (int64_t j = begin; j < end; ++j) {
-                    C sg = 0, sb = 0;
-                    for (int64_t blk = 0; blk < blocks; ++blk) {
-                        sg += partial[blk * 2 * cols + j];
-                        sb += partial[blk * 2 * cols + cols + j];
-                    }
-                    dgamma[j] = T(sg);
-                    dbeta[j] = T(sb);
-                }
-            });
+            parallel_for(cols,
+                         kElementGrain / std::max<int64_t>(blocks, 1),
+                         [&](int64_t begin, int64_t end) {
+                             for (int64_t j = begin; j < end; ++j) {
+                                 C sg = 0, sb = 0;
+                                 for (int64_t blk = 0; blk < blocks; ++blk) {
+                                     sg += partial[blk * 2 * cols + j];
+                                     sb += partial[blk * 2 * cols + cols + j];
+                                 }
+                                 dgamma[j] = T(sg);
+                                 dbeta[j] = T(sb);
+                             }
+                         });
         }
     });
 }

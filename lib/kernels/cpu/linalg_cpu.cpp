@@ -2,13 +2,13 @@
 // passed as flags (never copied); float16/bfloat16 go through float32; int32/int64 use a plain
 // loop. A batch folds into one gemm when it can (B shared, A not transposed); otherwise whole
 // products go to the threads. Large products are cut into per-thread slices (blas.hpp).
-#include <cblas.h>
-
 #include <algorithm>
 #include <limits>
 #include <memory>
 #include <type_traits>
 #include <vector>
+
+#include <cblas.h>
 
 #include "core/dtype_dispatch.hpp"
 #include "core/parallel.hpp"
@@ -54,7 +54,8 @@ std::vector<int64_t> broadcast_index(const std::vector<int64_t>& out,
         s *= size;
     }
     int64_t total = 1;
-    for (const int64_t d : out) total *= d;
+    for (const int64_t d : out)
+        total *= d;
     std::vector<int64_t> index(static_cast<std::size_t>(total));
     std::vector<int64_t> digit(rank, 0);
     int64_t current = 0;
@@ -94,9 +95,12 @@ Gemm plan_gemm(const KernelContext& ctx) {
     const std::vector<int64_t> out = batch_dims(c.shape());
     const std::vector<int64_t> in_a = batch_dims(a.shape());
     const std::vector<int64_t> in_b = batch_dims(b.shape());
-    for (const int64_t d : out) g.batch *= d;
-    for (const int64_t d : in_a) g.a_count *= d;
-    for (const int64_t d : in_b) g.b_count *= d;
+    for (const int64_t d : out)
+        g.batch *= d;
+    for (const int64_t d : in_a)
+        g.a_count *= d;
+    for (const int64_t d : in_b)
+        g.b_count *= d;
     g.a_index = broadcast_index(out, in_a);
     g.b_index = broadcast_index(out, in_b);
     return g;
@@ -105,7 +109,14 @@ Gemm plan_gemm(const KernelContext& ctx) {
 // C = op(A) op(B) for one product of floats or doubles, row-major; `sliced`: cut over the
 // threads, else on the calling thread.
 template <class T>
-void blas_gemm(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
+void blas_gemm(const T* a,
+               const T* b,
+               T* c,
+               int64_t m,
+               int64_t n,
+               int64_t k,
+               bool ta,
+               bool tb,
                bool sliced = true) {
     const int64_t lda = std::max<int64_t>(1, ta ? m : k);
     const int64_t ldb = std::max<int64_t>(1, tb ? k : n);
@@ -139,12 +150,20 @@ void run_blas(const Gemm& g, const T* a, const T* b, T* c) {
     }
     const auto product = [&](int64_t i, bool sliced) {
         const auto at = static_cast<std::size_t>(i);
-        blas_gemm(a + g.a_index[at] * a_size, b + g.b_index[at] * b_size, c + i * c_size, g.m,
-                  g.n, g.k, g.ta, g.tb, sliced);
+        blas_gemm(a + g.a_index[at] * a_size,
+                  b + g.b_index[at] * b_size,
+                  c + i * c_size,
+                  g.m,
+                  g.n,
+                  g.k,
+                  g.ta,
+                  g.tb,
+                  sliced);
     };
     const double mnk = static_cast<double>(a_size) * static_cast<double>(g.n);
     if (g.batch < cpu_threads() && mnk > kThreadedGemmMnk) {  // a few large products: slice each
-        for (int64_t i = 0; i < g.batch; ++i) product(i, true);
+        for (int64_t i = 0; i < g.batch; ++i)
+            product(i, true);
         return;
     }
     // Whole products on the threads, at least kParallelFlops multiply-adds per unit of work.
@@ -163,7 +182,8 @@ void run_half(const Gemm& g, const Tensor& a, const Tensor& b, const Tensor& c) 
     auto to_float = [](const Tensor& t) {
         const T* p = static_cast<const T*>(t.raw_data());
         std::vector<float> out(static_cast<std::size_t>(t.num_elements()));
-        for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(p[i]);
+        for (std::size_t i = 0; i < out.size(); ++i)
+            out[i] = static_cast<float>(p[i]);
         return out;
     };
     const std::vector<float> fa = to_float(a);
@@ -171,7 +191,8 @@ void run_half(const Gemm& g, const Tensor& a, const Tensor& b, const Tensor& c) 
     std::vector<float> fc(static_cast<std::size_t>(c.num_elements()));
     run_blas(g, fa.data(), fb.data(), fc.data());
     T* out = static_cast<T*>(c.mutable_raw_data());
-    for (std::size_t i = 0; i < fc.size(); ++i) out[i] = T(fc[i]);
+    for (std::size_t i = 0; i < fc.size(); ++i)
+        out[i] = T(fc[i]);
 }
 
 // Integers: row i of C at a time, in unsigned arithmetic so that overflow wraps as in TensorFlow.
@@ -189,7 +210,8 @@ void run_int(const Gemm& g, const T* a, const T* b, T* c) {
         for (int64_t row = begin; row < end; ++row) {
             const int64_t i = row % m;
             const auto batch = static_cast<std::size_t>(row / m);
-            const T* pa = a + (g.a_index.empty() ? 0 : g.a_index[batch]) * m * k;  // empty: one product
+            const T* pa =
+                a + (g.a_index.empty() ? 0 : g.a_index[batch]) * m * k;  // empty: one product
             const T* pb = b + (g.b_index.empty() ? 0 : g.b_index[batch]) * k * n;
             for (int64_t p = 0; p < k; ++p) {  // row i of op(A)
                 a_row[p] = static_cast<U>(g.ta ? pa[p * m + i] : pa[i * k + p]);
@@ -214,7 +236,8 @@ void run_int(const Gemm& g, const T* a, const T* b, T* c) {
                 }
             }
             T* pc = c + row * n;
-            for (int64_t j = 0; j < n; ++j) pc[j] = static_cast<T>(c_row[j]);
+            for (int64_t j = 0; j < n; ++j)
+                pc[j] = static_cast<T>(c_row[j]);
         }
     });
 }
@@ -227,12 +250,16 @@ void matmul_kernel(const KernelContext& ctx) {
     visit_dtype(a.dtype(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-            run_blas(g, static_cast<const T*>(a.raw_data()), static_cast<const T*>(b.raw_data()),
+            run_blas(g,
+                     static_cast<const T*>(a.raw_data()),
+                     static_cast<const T*>(b.raw_data()),
                      static_cast<T*>(c.mutable_raw_data()));
         } else if constexpr (is_half_v<T>) {
             run_half<T>(g, a, b, c);
         } else if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
-            run_int(g, static_cast<const T*>(a.raw_data()), static_cast<const T*>(b.raw_data()),
+            run_int(g,
+                    static_cast<const T*>(a.raw_data()),
+                    static_cast<const T*>(b.raw_data()),
                     static_cast<T*>(c.mutable_raw_data()));
         }
     });

@@ -26,30 +26,41 @@ constexpr int64_t kGrain = int64_t{1} << 16;
 // Runs f over elements [begin, end) of the var, slots and grad pointers: xsimd batches, then a
 // scalar tail. Everything is loaded, updated and stored in one pass.
 template <class F, class T, std::size_t N>
-void update_range(const F& f, T* var, const std::array<T*, N>& slots, const T* grad, int64_t begin, int64_t end) {
+void update_range(
+    const F& f, T* var, const std::array<T*, N>& slots, const T* grad, int64_t begin, int64_t end) {
     using B = xsimd::batch<T>;
     constexpr int64_t kWidth = static_cast<int64_t>(B::size);
     auto step = [&]<class V>(int64_t i, auto load, auto store) {
         V v = load(var + i);
         std::array<V, N> s;
-        for (std::size_t k = 0; k < N; ++k) s[k] = load(slots[k] + i);
+        for (std::size_t k = 0; k < N; ++k)
+            s[k] = load(slots[k] + i);
         const V g = load(grad + i);
-        [&]<std::size_t... K>(std::index_sequence<K...>) { f(v, s[K]..., g); }(std::make_index_sequence<N>{});
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            f(v, s[K]..., g);
+        }
+        (std::make_index_sequence<N>{});
         store(var + i, v);
-        for (std::size_t k = 0; k < N; ++k) store(slots[k] + i, s[k]);
+        for (std::size_t k = 0; k < N; ++k)
+            store(slots[k] + i, s[k]);
     };
     int64_t i = begin;
     for (; i + kWidth <= end; i += kWidth) {
         step.template operator()<B>(
-            i, [](const T* p) { return B::load_unaligned(p); }, [](T* p, const B& b) { b.store_unaligned(p); });
+            i,
+            [](const T* p) { return B::load_unaligned(p); },
+            [](T* p, const B& b) { b.store_unaligned(p); });
     }
     for (; i < end; ++i) {
-        step.template operator()<T>(i, [](const T* p) { return *p; }, [](T* p, T x) { *p = x; });
+        step.template operator()<T>(
+            i, [](const T* p) { return *p; }, [](T* p, T x) { *p = x; });
     }
 }
 
 template <class T>
-T* buffer(const Tensor& t) { return static_cast<T*>(t.mutable_raw_data()); }
+T* buffer(const Tensor& t) {
+    return static_cast<T*>(t.mutable_raw_data());
+}
 
 template <template <class> class F, class T>
 void dense_update(const KernelContext& ctx) {
@@ -58,10 +69,12 @@ void dense_update(const KernelContext& ctx) {
     const Fn f(hyper_of(ctx.attrs));
     T* var = buffer<T>(ctx.inputs[0]);
     std::array<T*, N> slots{};
-    for (std::size_t k = 0; k < N; ++k) slots[k] = buffer<T>(ctx.inputs[1 + k]);
+    for (std::size_t k = 0; k < N; ++k)
+        slots[k] = buffer<T>(ctx.inputs[1 + k]);
     const T* grad = static_cast<const T*>(ctx.inputs[1 + N].raw_data());
-    parallel_for(ctx.inputs[0].num_elements(), kGrain,
-                 [&](int64_t begin, int64_t end) { update_range(f, var, slots, grad, begin, end); });
+    parallel_for(ctx.inputs[0].num_elements(), kGrain, [&](int64_t begin, int64_t end) {
+        update_range(f, var, slots, grad, begin, end);
+    });
 }
 
 template <template <class> class F, class T>
@@ -75,18 +88,22 @@ void sparse_update(const KernelContext& ctx) {
     const int64_t row = var_rows == 0 ? 0 : ctx.inputs[0].num_elements() / var_rows;
     T* var = buffer<T>(ctx.inputs[0]);
     std::array<T*, N> slots{};
-    for (std::size_t k = 0; k < N; ++k) slots[k] = buffer<T>(ctx.inputs[1 + k]);
+    for (std::size_t k = 0; k < N; ++k)
+        slots[k] = buffer<T>(ctx.inputs[1 + k]);
     const T* values = static_cast<const T*>(ctx.inputs[1 + N].raw_data());
     auto run = [&]<class I>(const I* index) {
         // Indices are unique, so rows never overlap between threads.
-        parallel_for(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(row, 1)), [&](int64_t begin, int64_t end) {
-            for (int64_t r = begin; r < end; ++r) {
-                const int64_t offset = static_cast<int64_t>(index[r]) * row;
-                std::array<T*, N> s{};
-                for (std::size_t k = 0; k < N; ++k) s[k] = slots[k] + offset;
-                update_range(f, var + offset, s, values + r * row, 0, row);
-            }
-        });
+        parallel_for(rows,
+                     std::max<int64_t>(1, kGrain / std::max<int64_t>(row, 1)),
+                     [&](int64_t begin, int64_t end) {
+                         for (int64_t r = begin; r < end; ++r) {
+                             const int64_t offset = static_cast<int64_t>(index[r]) * row;
+                             std::array<T*, N> s{};
+                             for (std::size_t k = 0; k < N; ++k)
+                                 s[k] = slots[k] + offset;
+                             update_range(f, var + offset, s, values + r * row, 0, row);
+                         }
+                     });
     };
     if (indices.dtype() == DType::int32) {
         run(static_cast<const int32_t*>(indices.raw_data()));

@@ -28,7 +28,9 @@ struct Span2d {
 Span2d clipped(const Window2d& w, int64_t oh, int64_t ow) {
     const int64_t hs = oh * w.sh - w.pad_top;
     const int64_t ws = ow * w.sw - w.pad_left;
-    return {std::max<int64_t>(hs, 0), std::min(hs + w.kh, w.h), std::max<int64_t>(ws, 0),
+    return {std::max<int64_t>(hs, 0),
+            std::min(hs + w.kh, w.h),
+            std::max<int64_t>(ws, 0),
             std::min(ws + w.kw, w.w)};
 }
 
@@ -101,11 +103,13 @@ void avg_pool_kernel(const KernelContext& ctx) {
                     for (int64_t ih = s.h0; ih < s.h1; ++ih) {
                         for (int64_t iw = s.w0; iw < s.w1; ++iw) {
                             const T* xc = xp + ((n * w.h + ih) * w.w + iw) * w.c;
-                            for (int64_t c = 0; c < w.c; ++c) y[c] += xc[c];
+                            for (int64_t c = 0; c < w.c; ++c)
+                                y[c] += xc[c];
                         }
                     }
                     const T inv = T(1) / static_cast<T>(std::max<int64_t>(s.count(), 1));
-                    for (int64_t c = 0; c < w.c; ++c) y[c] *= inv;
+                    for (int64_t c = 0; c < w.c; ++c)
+                        y[c] *= inv;
                 }
             }
         });
@@ -132,11 +136,13 @@ void avg_pool_grad_kernel(const KernelContext& ctx) {
                         const T* gc = gp + ((n * w.oh + oh) * w.ow + ow) * w.c;
                         const Span2d s = clipped(w, oh, ow);
                         const T inv = T(1) / static_cast<T>(std::max<int64_t>(s.count(), 1));
-                        for (int64_t c = 0; c < w.c; ++c) share[static_cast<std::size_t>(c)] = gc[c] * inv;
+                        for (int64_t c = 0; c < w.c; ++c)
+                            share[static_cast<std::size_t>(c)] = gc[c] * inv;
                         for (int64_t ih = s.h0; ih < s.h1; ++ih) {
                             for (int64_t iw = s.w0; iw < s.w1; ++iw) {
                                 T* d = dp + ((n * w.h + ih) * w.w + iw) * w.c;
-                                for (int64_t c = 0; c < w.c; ++c) d[c] += share[static_cast<std::size_t>(c)];
+                                for (int64_t c = 0; c < w.c; ++c)
+                                    d[c] += share[static_cast<std::size_t>(c)];
                             }
                         }
                     }

@@ -1,6 +1,6 @@
-// CPU kernels of the random ops: TensorFlow's CPU kernels' numbers (lib/kernels/shared/distributions.hpp).
-// Group g of the output depends on the generator position and g alone, so the result does not
-// depend on how parallel_for splits the groups.
+// CPU kernels of the random ops: TensorFlow's CPU kernels' numbers
+// (lib/kernels/shared/distributions.hpp). Group g of the output depends on the generator position
+// and g alone, so the result does not depend on how parallel_for splits the groups.
 #include <cstring>
 
 #include "core/dtype_dispatch.hpp"
@@ -24,7 +24,8 @@ void fill_groups(const Tensor& y, int group, Make&& make) {
             T values[4];
             make(static_cast<uint64_t>(g), values);
             const int64_t first = g * group;
-            for (int64_t j = 0; j < group && first + j < n; ++j) out[first + j] = values[j];
+            for (int64_t j = 0; j < group && first + j < n; ++j)
+                out[first + j] = values[j];
         }
     });
 }
@@ -47,7 +48,8 @@ void float_kernel(const KernelContext& ctx) {
             fill_groups<T>(y, 4, [&](uint64_t g, T* v) {
                 float values[4];
                 philox::sample_group<float>(D, format, gen, g, scale, shift, values);
-                for (int j = 0; j < 4; ++j) v[j] = convert_element<T>(values[j]);  // exact
+                for (int j = 0; j < 4; ++j)
+                    v[j] = convert_element<T>(values[j]);  // exact
             });
         }
     });
@@ -71,7 +73,9 @@ void random_uniform_kernel(const KernelContext& ctx) {
     float_kernel<philox::Dist::uniform>(ctx);
 }
 
-void random_normal_kernel(const KernelContext& ctx) { float_kernel<philox::Dist::normal>(ctx); }
+void random_normal_kernel(const KernelContext& ctx) {
+    float_kernel<philox::Dist::normal>(ctx);
+}
 
 void truncated_normal_kernel(const KernelContext& ctx) {
     float_kernel<philox::Dist::truncated_normal>(ctx);
@@ -88,7 +92,8 @@ void random_shuffle_kernel(const KernelContext& ctx) {
     const auto* in = static_cast<const char*>(x.raw_data());
     auto* out = static_cast<char*>(y.mutable_raw_data());
     for (int64_t i = 0; i < rows && row_bytes != 0; ++i) {
-        std::memcpy(out + i * row_bytes, in + perm[static_cast<std::size_t>(i)] * row_bytes, row_bytes);
+        std::memcpy(
+            out + i * row_bytes, in + perm[static_cast<std::size_t>(i)] * row_bytes, row_bytes);
     }
 }
 

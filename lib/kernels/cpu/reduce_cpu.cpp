@@ -28,7 +28,9 @@ constexpr int64_t kMaxBlockRows = 1 << 10;   // most rows accumulated before par
 constexpr int64_t kTargetItems = 64;         // work items a split row accumulation aims for
 constexpr int64_t kParallelElems = 1 << 16;  // elements per thread before a loop goes parallel
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceil_div(int64_t a, int64_t b) {
+    return (a + b - 1) / b;
+}
 
 // Uninitialized scratch of n values (std::vector<bool> has no data()).
 template <class L>
@@ -50,8 +52,7 @@ struct Lane {
     using type = compute_t<T>;
 };
 template <Kind K, class T>
-    requires(is_int_v<T> && K != Kind::max && K != Kind::min)
-struct Lane<K, T> {
+requires(is_int_v<T>&& K != Kind::max && K != Kind::min) struct Lane<K, T> {
     using type = std::make_unsigned_t<T>;
 };
 template <class T>
@@ -89,8 +90,8 @@ template <Kind K, class T>
 struct Reducer {
     using L = lane_t<K, T>;
     // Hand-vectorized loops for float32/float64 (the other types use plain loops).
-    static constexpr bool kSimd = (std::is_same_v<T, float> || std::is_same_v<T, double>) &&
-                                  K != Kind::any && K != Kind::all;
+    static constexpr bool kSimd =
+        (std::is_same_v<T, float> || std::is_same_v<T, double>)&&K != Kind::any && K != Kind::all;
     static constexpr bool kSum = K == Kind::sum || K == Kind::mean;
 
     static L identity() {
@@ -99,12 +100,16 @@ struct Reducer {
         if constexpr (K == Kind::any) return false;
         if constexpr (K == Kind::all) return true;
         if constexpr (K == Kind::max) {
-            if constexpr (std::is_floating_point_v<L>) return -std::numeric_limits<L>::infinity();
-            else return std::numeric_limits<L>::lowest();
+            if constexpr (std::is_floating_point_v<L>)
+                return -std::numeric_limits<L>::infinity();
+            else
+                return std::numeric_limits<L>::lowest();
         }
         if constexpr (K == Kind::min) {
-            if constexpr (std::is_floating_point_v<L>) return std::numeric_limits<L>::infinity();
-            else return std::numeric_limits<L>::max();
+            if constexpr (std::is_floating_point_v<L>)
+                return std::numeric_limits<L>::infinity();
+            else
+                return std::numeric_limits<L>::max();
         }
     }
 
@@ -132,11 +137,13 @@ struct Reducer {
     static L combine_partials(const L* p, int64_t n, int64_t stride) {
         if constexpr (kSum && std::is_same_v<L, float>) {
             double acc = 0;
-            for (int64_t i = 0; i < n; ++i) acc += p[i * stride];
+            for (int64_t i = 0; i < n; ++i)
+                acc += p[i * stride];
             return static_cast<float>(acc);
         } else {
             L acc = identity();
-            for (int64_t i = 0; i < n; ++i) acc = combine(acc, p[i * stride]);
+            for (int64_t i = 0; i < n; ++i)
+                acc = combine(acc, p[i * stride]);
             return acc;
         }
     }
@@ -184,7 +191,8 @@ typename R::L reduce_row(const In* p, int64_t n) {
             }
             wide += static_cast<double>(xsimd::hadd((a0 + a1) + (a2 + a3)));
         }
-        for (; i < n; ++i) wide += static_cast<double>(p[i]);
+        for (; i < n; ++i)
+            wide += static_cast<double>(p[i]);
         return static_cast<L>(wide);
     } else if constexpr (R::kSimd && std::is_same_v<In, L>) {
         using B = xsimd::batch<L>;
@@ -201,14 +209,17 @@ typename R::L reduce_row(const In* p, int64_t n) {
                 a3 = R::vcombine(a3, B::load_unaligned(p + i + 3 * W));
             }
             B a = R::vcombine(R::vcombine(a0, a1), R::vcombine(a2, a3));
-            for (; i + W <= n; i += W) a = R::vcombine(a, B::load_unaligned(p + i));
+            for (; i + W <= n; i += W)
+                a = R::vcombine(a, B::load_unaligned(p + i));
             alignas(64) L lanes[B::size];
             a.store_aligned(lanes);
-            for (const L v : lanes) result = R::combine(result, v);
+            for (const L v : lanes)
+                result = R::combine(result, v);
         }
     }
     if constexpr (R::kSimd || !std::is_same_v<L, bool>) {
-        for (; i < n; ++i) result = R::combine(result, to_lane<L>(p[i]));
+        for (; i < n; ++i)
+            result = R::combine(result, to_lane<L>(p[i]));
     } else {  // any/all stop at the first element that decides
         for (; i < n; ++i) {
             if (to_lane<L>(p[i]) != R::identity()) return !R::identity();
@@ -246,7 +257,8 @@ void accumulate_rows(typename R::L* acc, const In* p, int64_t rows, int64_t stri
     }
     for (; r < rows; ++r) {
         const In* row = p + r * stride;
-        for (int64_t j = 0; j < n; ++j) acc[j] = R::combine(acc[j], to_lane<L>(row[j]));
+        for (int64_t j = 0; j < n; ++j)
+            acc[j] = R::combine(acc[j], to_lane<L>(row[j]));
     }
 }
 
@@ -305,7 +317,8 @@ void reduce_rows(const In* x, int64_t rows, int64_t n, Sink&& sink) {
     if (blocks == 1) {
         const int64_t grain = std::max<int64_t>(1, kParallelElems / n);
         parallel_for(rows, grain, [&](int64_t begin, int64_t end) {
-            for (int64_t row = begin; row < end; ++row) sink(row, reduce_row<R>(x + row * n, n));
+            for (int64_t row = begin; row < end; ++row)
+                sink(row, reduce_row<R>(x + row * n, n));
         });
         return;
     }
@@ -382,7 +395,8 @@ void accumulate_groups(const In* x, T* y, const Groups& g, int64_t count) {
                 const int64_t n = std::min(chunk, cols - c0);
                 run(acc.get(), o, c0, n, 0, in_rows);
                 T* out = y + o * cols + c0;
-                for (int64_t j = 0; j < n; ++j) out[j] = R::finalize(acc[j], count);
+                for (int64_t j = 0; j < n; ++j)
+                    out[j] = R::finalize(acc[j], count);
             }
         });
         return;
@@ -395,7 +409,11 @@ void accumulate_groups(const In* x, T* y, const Groups& g, int64_t count) {
             const int64_t oc = item / blocks;
             const int64_t c0 = (oc % chunks) * chunk;
             const int64_t r0 = b * block_rows;
-            run(parts.get() + item * chunk, oc / chunks, c0, std::min(chunk, cols - c0), r0,
+            run(parts.get() + item * chunk,
+                oc / chunks,
+                c0,
+                std::min(chunk, cols - c0),
+                r0,
                 std::min(in_rows, r0 + block_rows));
         }
     });
@@ -430,7 +448,8 @@ void reduce_typed(const Tensor& input, const Tensor& output, const std::vector<i
     Groups g = make_groups(input.shape(), axes);
     const bool any_reduced = std::find(g.reduced.begin(), g.reduced.end(), 1) != g.reduced.end();
     if (!any_reduced) {  // only size-1 axes reduced: a conversion
-        for (int64_t i = 0; i < n_in; ++i) y[i] = R::finalize(to_lane<L>(x[i]), 1);
+        for (int64_t i = 0; i < n_in; ++i)
+            y[i] = R::finalize(to_lane<L>(x[i]), 1);
         return;
     }
     if (!g.reduced.back()) {
@@ -476,9 +495,12 @@ Around around_axis(const Shape& shape, int64_t axis) {
     Around a;
     for (int64_t d = 0; d < shape.rank(); ++d) {
         const int64_t size = shape.dims()[static_cast<std::size_t>(d)];
-        if (d < axis) a.outer *= size;
-        else if (d == axis) a.n = size;
-        else a.inner *= size;
+        if (d < axis)
+            a.outer *= size;
+        else if (d == axis)
+            a.n = size;
+        else
+            a.inner *= size;
     }
     return a;
 }
@@ -488,8 +510,10 @@ template <bool kMax, class T, class I>
 void arg_typed(const T* x, I* y, Around a) {
     using V = compute_t<T>;
     auto better = [](V v, V best) {
-        if constexpr (kMax) return v > best || (is_nan(v) && !is_nan(best));
-        else return v < best || (is_nan(v) && !is_nan(best));
+        if constexpr (kMax)
+            return v > best || (is_nan(v) && !is_nan(best));
+        else
+            return v < best || (is_nan(v) && !is_nan(best));
     };
     const int64_t chunk = std::min(a.inner, kColumns);
     const int64_t chunks = ceil_div(a.inner, chunk);
@@ -583,7 +607,10 @@ void scan_kernel(const KernelContext& ctx) {
         using T = typename decltype(tag)::type;
         if constexpr (!std::is_same_v<T, bool>) {
             scan_typed<K, T>(static_cast<const T*>(x.raw_data()),
-                             static_cast<T*>(y.mutable_raw_data()), a, exclusive, reverse);
+                             static_cast<T*>(y.mutable_raw_data()),
+                             a,
+                             exclusive,
+                             reverse);
         }
     });
 }

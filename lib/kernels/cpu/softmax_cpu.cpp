@@ -23,7 +23,8 @@ constexpr int64_t kRowGrain = 1 << 14;  // elements per thread before rows go pa
 template <class T>
 T row_max(const T* x, int64_t n) {
     T m = -std::numeric_limits<T>::infinity();
-    for (int64_t i = 0; i < n; ++i) m = x[i] > m || std::isnan(x[i]) ? x[i] : m;
+    for (int64_t i = 0; i < n; ++i)
+        m = x[i] > m || std::isnan(x[i]) ? x[i] : m;
     return m;
 }
 
@@ -62,10 +63,12 @@ void softmax_kernel(const KernelContext& ctx) {
                         const T sum = exp_shifted(xr, m, yr, r.n);
                         if constexpr (kLog) {
                             const T lse = m + std::log(sum);
-                            for (int64_t i = 0; i < r.n; ++i) yr[i] = xr[i] - lse;
+                            for (int64_t i = 0; i < r.n; ++i)
+                                yr[i] = xr[i] - lse;
                         } else {
                             const T inv = T(1) / sum;
-                            for (int64_t i = 0; i < r.n; ++i) yr[i] *= inv;
+                            for (int64_t i = 0; i < r.n; ++i)
+                                yr[i] *= inv;
                         }
                     }
                 });
@@ -103,7 +106,8 @@ void for_each_xent_row(const Tensor& logits, const RowFn& fn) {
     const int64_t n = logits.shape().rank() == 0 ? 1 : logits.shape()[-1];
     const int64_t rows = n == 0 ? 0 : logits.num_elements() / n;
     const auto* in = static_cast<const T*>(logits.raw_data());
-    parallel_for(rows, std::max<int64_t>(1, kRowGrain / std::max<int64_t>(n, 1)),
+    parallel_for(rows,
+                 std::max<int64_t>(1, kRowGrain / std::max<int64_t>(n, 1)),
                  [&](int64_t begin, int64_t end) {
                      std::vector<T> scratch(static_cast<std::size_t>(n));
                      for (int64_t row = begin; row < end; ++row) {
@@ -128,7 +132,8 @@ void softmax_xent_kernel(const KernelContext& ctx) {
             for_each_xent_row<T>(logits, [&](int64_t row, const T* xr, const T*, T lse, T) {
                 const T* zr = z + row * n;
                 T acc = 0;
-                for (int64_t i = 0; i < n; ++i) acc += zr[i] * (lse - xr[i]);
+                for (int64_t i = 0; i < n; ++i)
+                    acc += zr[i] * (lse - xr[i]);
                 loss[row] = acc;
             });
         }
@@ -167,7 +172,8 @@ void sparse_xent_grad_kernel(const KernelContext& ctx) {
             for_each_xent_row<T>(logits, [&](int64_t row, const T*, const T* e, T, T sum) {
                 T* yr = out + row * n;
                 const T inv = T(1) / sum;
-                for (int64_t i = 0; i < n; ++i) yr[i] = e[i] * inv;
+                for (int64_t i = 0; i < n; ++i)
+                    yr[i] = e[i] * inv;
                 yr[i32 ? l32[row] : l64[row]] -= T(1);
             });
         }

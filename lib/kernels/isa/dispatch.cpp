@@ -62,8 +62,13 @@ const KernelSet& choose() {
                 return *s;
             }
         }
-        logging::warn("TAPEFLOW_CPU_ISA={} ignored: this CPU and build allow {} (built: {}); "
-                      "using {}", wanted, best->level, built_levels(), best->level);
+        logging::warn(
+            "TAPEFLOW_CPU_ISA={} ignored: this CPU and build allow {} (built: {}); "
+            "using {}",
+            wanted,
+            best->level,
+            built_levels(),
+            best->level);
     }
     logging::debug("CPU kernels: {} (built: {})", best->level, built_levels());
     return *best;
@@ -76,18 +81,23 @@ const KernelSet& chosen() {
 
 }  // namespace
 
-std::string_view active_level() { return chosen().level; }
+std::string_view active_level() {
+    return chosen().level;
+}
 
 std::string_view built_levels() {
     static const std::string list = [] {
         std::string s;
-        for (const KernelSet& k : kSets) s += (s.empty() ? "" : ",") + std::string(k.level);
+        for (const KernelSet& k : kSets)
+            s += (s.empty() ? "" : ",") + std::string(k.level);
         return s;
     }();
     return list;
 }
 
-void register_kernels(KernelRegistry& registry) { chosen().register_fn(registry); }
+void register_kernels(KernelRegistry& registry) {
+    chosen().register_fn(registry);
+}
 
 }  // namespace cpu_isa
 }  // namespace tapeflow

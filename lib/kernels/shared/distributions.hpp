@@ -27,7 +27,9 @@ enum class Dist : uint8_t { uniform, normal, truncated_normal };
 enum class Format : uint8_t { f32, f64, f16, bf16 };
 
 /// Outputs per group: 2 for the 8-byte types, 4 otherwise.
-TAPEFLOW_HD constexpr int group_size(bool eight_bytes) { return eight_bytes ? 2 : 4; }
+TAPEFLOW_HD constexpr int group_size(bool eight_bytes) {
+    return eight_bytes ? 2 : 4;
+}
 
 /// Blocks each truncated_normal group owns (TensorFlow reserves 256 words per output).
 TAPEFLOW_HD constexpr uint64_t truncated_group_blocks(int group) {
@@ -86,7 +88,8 @@ TAPEFLOW_HD inline void box_muller_float(uint32_t x0, uint32_t x1, float& f0, fl
     constexpr double kTwoPi = 2 * 3.14159265358979323846;
     float u1 = uint32_to_float(x0);
     if (u1 < kEpsilon) u1 = kEpsilon;
-    const auto v1 = static_cast<float>(exact::mul(kTwoPi, static_cast<double>(uint32_to_float(x1))));
+    const auto v1 =
+        static_cast<float>(exact::mul(kTwoPi, static_cast<double>(uint32_to_float(x1))));
 #if defined(__CUDA_ARCH__)
     const float r = __fsqrt_rn(exact::mul(-2.0f, exact::logf_tf(u1)));
 #else
@@ -99,8 +102,8 @@ TAPEFLOW_HD inline void box_muller_float(uint32_t x0, uint32_t x1, float& f0, fl
 }
 
 /// BoxMullerDouble from four words (two 52-bit uniforms), in exact_math's double log and sin/cos.
-TAPEFLOW_HD inline void box_muller_double(uint32_t x0, uint32_t x1, uint32_t x2, uint32_t x3,
-                                          double& d0, double& d1) {
+TAPEFLOW_HD inline void box_muller_double(
+    uint32_t x0, uint32_t x1, uint32_t x2, uint32_t x3, double& d0, double& d1) {
     constexpr double kEpsilon = 1.0e-7;
     double u1 = uint64_to_double(x0, x1);
     if (u1 < kEpsilon) u1 = kEpsilon;
@@ -113,8 +116,9 @@ TAPEFLOW_HD inline void box_muller_double(uint32_t x0, uint32_t x1, uint32_t x2,
 
 // ---- The groups
 
-/// The affine step of the Python wrappers, in the output's arithmetic: rnd * scale + shift (uniform:
-/// scale = maxval - minval, shift = minval; normals: stddev and mean), each rounded to the format.
+/// The affine step of the Python wrappers, in the output's arithmetic: rnd * scale + shift
+/// (uniform: scale = maxval - minval, shift = minval; normals: stddev and mean), each rounded to
+/// the format.
 TAPEFLOW_HD inline float affine(Format format, float rnd, float scale, float shift) {
     return round_to(format, round_to(format, exact::mul(rnd, scale)) + shift);
 }
@@ -125,8 +129,8 @@ TAPEFLOW_HD inline double affine(Format, double rnd, double scale, double shift)
 /// Group `group` of a float distribution (C = float for f32/f16/bf16, double for f64) after the
 /// affine step: writes group_size values to out.
 template <class C>
-TAPEFLOW_HD void sample_group(Dist dist, Format format, const Generator& base, uint64_t group,
-                              C scale, C shift, C* out) {
+TAPEFLOW_HD void sample_group(
+    Dist dist, Format format, const Generator& base, uint64_t group, C scale, C shift, C* out) {
     constexpr bool kDouble = sizeof(C) == 8;
     constexpr int kGroup = group_size(kDouble);
     C raw[4] = {};
@@ -162,7 +166,8 @@ TAPEFLOW_HD void sample_group(Dist dist, Format format, const Generator& base, u
             }
         } else if (dist == Dist::uniform) {
             for (int j = 0; j < 4; ++j) {
-                raw[j] = format == Format::f32 ? uint32_to_float(b.v[j]) : uint16_to_unit(format, b.v[j]);
+                raw[j] = format == Format::f32 ? uint32_to_float(b.v[j])
+                                               : uint16_to_unit(format, b.v[j]);
             }
         } else {
             box_muller_float(b.v[0], b.v[1], raw[0], raw[1]);
@@ -179,7 +184,8 @@ TAPEFLOW_HD void sample_group(Dist dist, Format format, const Generator& base, u
 /// Group `group` of uniform integers in [lo, lo + range): int32 from one word, int64 from two
 /// (low word first), reduced modulo the range (TensorFlow's UniformDistribution<int32/int64>).
 template <class I>
-TAPEFLOW_HD void uniform_int_group(const Generator& base, uint64_t group, I lo, uint64_t range, I* out) {
+TAPEFLOW_HD void uniform_int_group(
+    const Generator& base, uint64_t group, I lo, uint64_t range, I* out) {
     Generator gen = base;
     gen.skip(group);
     const Block b = gen.next();
@@ -190,7 +196,8 @@ TAPEFLOW_HD void uniform_int_group(const Generator& base, uint64_t group, I lo, 
         }
     } else {
         for (int j = 0; j < 4; ++j) {
-            out[j] = static_cast<I>(static_cast<uint32_t>(lo) + b.v[j] % static_cast<uint32_t>(range));
+            out[j] =
+                static_cast<I>(static_cast<uint32_t>(lo) + b.v[j] % static_cast<uint32_t>(range));
         }
     }
 }
@@ -215,7 +222,9 @@ inline Affine affine_constants(Dist dist, Format format, double p0, double p1) {
 /// row i swapped with i + word % (rows - i), one word of the stream per step. A tensor with at most
 /// one element or one row stays as it is and draws nothing. Host only: the CUDA kernel moves the
 /// rows by this permutation.
-inline std::vector<int64_t> shuffle_permutation(const Generator& gen, int64_t rows, int64_t elements) {
+inline std::vector<int64_t> shuffle_permutation(const Generator& gen,
+                                                int64_t rows,
+                                                int64_t elements) {
     std::vector<int64_t> perm(static_cast<std::size_t>(rows));
     std::iota(perm.begin(), perm.end(), int64_t{0});
     if (elements <= 1 || rows <= 1) return perm;

@@ -1,8 +1,9 @@
 // log, sin and cos in double that give the same bits on the host and on a CUDA device, for the
 // random generators (seeded numbers must not depend on the device). fdlibm's algorithms (< 1 ulp)
 // written with IEEE basic operations only, each product rounded on its own: g++ contracts a * b + c
-// into an fma even with -std=c++20 (C++ has no ISO fp-contract mode in GCC) and nvcc does by default,
-// so every product goes through exact::mul (device: __dmul_rn, never fused; host: a register barrier).
+// into an fma even with -std=c++20 (C++ has no ISO fp-contract mode in GCC) and nvcc does by
+// default, so every product goes through exact::mul (device: __dmul_rn, never fused; host: a
+// register barrier).
 #pragma once
 
 #include <cmath>
@@ -142,8 +143,8 @@ TAPEFLOW_HD inline double cos_kernel(double x, double y) {
     constexpr double kC5 = 2.08757232129817482790e-09, kC6 = -1.13596475577881948265e-11;
     const double z = mul(x, x);
     const double w = mul(z, z);
-    const double r = mul(z, kC1 + mul(z, kC2 + mul(z, kC3))) +
-                     mul(mul(w, w), kC4 + mul(z, kC5 + mul(z, kC6)));
+    const double r =
+        mul(z, kC1 + mul(z, kC2 + mul(z, kC3))) + mul(mul(w, w), kC4 + mul(z, kC5 + mul(z, kC6)));
     const double hz = mul(0.5, z);
     const double one_minus_hz = 1.0 - hz;
     return one_minus_hz + (((1.0 - one_minus_hz) - hz) + (mul(z, r) - mul(x, y)));
@@ -161,8 +162,8 @@ TAPEFLOW_HD inline double product_error(double a, double b, double product) {
 /// sin(x) and cos(x) for x in [0, 8] (Box-Muller passes 2 pi u, u in [0, 1)): x - n pi/2 as a
 /// double plus tail (n pi/2 split exactly with product_error), then the fdlibm kernels.
 TAPEFLOW_HD inline void sincos_radians(double x, double& sin_out, double& cos_out) {
-    constexpr double kPiOver2 = 1.57079632679489655800e+00;   // 0x3FF921FB54442D18
-    constexpr double kPiOver2Lo = 6.123233995736766e-17;       // pi/2 - kPiOver2
+    constexpr double kPiOver2 = 1.57079632679489655800e+00;  // 0x3FF921FB54442D18
+    constexpr double kPiOver2Lo = 6.123233995736766e-17;     // pi/2 - kPiOver2
     const double n = ::floor(mul(x, 0.63661977236758138243) + 0.5);
     const double p = mul(n, kPiOver2);
     const double d = x - p;  // exact: x lies within pi/4 of p (Sterbenz), or n = 0
@@ -171,10 +172,22 @@ TAPEFLOW_HD inline void sincos_radians(double x, double& sin_out, double& cos_ou
     const double lo = (d - hi) - tail;
     const double s = sin_kernel(hi, lo), c = cos_kernel(hi, lo);
     switch (static_cast<int64_t>(n) & 3) {
-        case 0: sin_out = s; cos_out = c; break;
-        case 1: sin_out = c; cos_out = -s; break;
-        case 2: sin_out = -s; cos_out = -c; break;
-        default: sin_out = -c; cos_out = s; break;
+        case 0:
+            sin_out = s;
+            cos_out = c;
+            break;
+        case 1:
+            sin_out = c;
+            cos_out = -s;
+            break;
+        case 2:
+            sin_out = -s;
+            cos_out = -c;
+            break;
+        default:
+            sin_out = -c;
+            cos_out = s;
+            break;
     }
 }
 

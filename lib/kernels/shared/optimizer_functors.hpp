@@ -60,7 +60,9 @@ struct GradientDescent {
     T alpha;
     explicit GradientDescent(const Hyper& h) : alpha(static_cast<T>(h.alpha)) {}
     template <class B>
-    TAPEFLOW_HD void operator()(B& var, const B& g) const { var -= g * B(alpha); }
+    TAPEFLOW_HD void operator()(B& var, const B& g) const {
+        var -= g * B(alpha);
+    }
 };
 
 template <class T>
@@ -82,7 +84,8 @@ struct Momentum {
     T lr, momentum;
     bool nesterov;
     explicit Momentum(const Hyper& h)
-        : lr(static_cast<T>(h.lr)), momentum(static_cast<T>(h.momentum)),
+        : lr(static_cast<T>(h.lr)),
+          momentum(static_cast<T>(h.momentum)),
           nesterov(h.use_nesterov) {}
     template <class B>
     TAPEFLOW_HD void operator()(B& var, B& accum, const B& g) const {
@@ -117,7 +120,8 @@ struct Adagrad {
     T lr, epsilon;
     bool inside;  // Keras 3: sqrt(acc + eps); TF: sqrt(acc) + eps (TF1 passes eps = 0)
     explicit Adagrad(const Hyper& h)
-        : lr(static_cast<T>(h.lr)), epsilon(static_cast<T>(h.epsilon)),
+        : lr(static_cast<T>(h.lr)),
+          epsilon(static_cast<T>(h.epsilon)),
           inside(h.epsilon_inside_sqrt) {}
     template <class B>
     TAPEFLOW_HD void operator()(B& var, B& accum, const B& g) const {
@@ -151,7 +155,8 @@ struct Adadelta {
     static constexpr std::size_t kSlots = 2;
     T lr, rho, epsilon;
     explicit Adadelta(const Hyper& h)
-        : lr(static_cast<T>(h.lr)), rho(static_cast<T>(h.rho)),
+        : lr(static_cast<T>(h.lr)),
+          rho(static_cast<T>(h.rho)),
           epsilon(static_cast<T>(h.epsilon)) {}
     template <class B>
     TAPEFLOW_HD void operator()(B& var, B& accum, B& accum_update, const B& g) const {
@@ -170,7 +175,8 @@ struct Adam {
     explicit Adam(const Hyper& h)
         : alpha(static_cast<T>(h.lr) * std::sqrt(T(1) - static_cast<T>(h.beta2_power)) /
                 (T(1) - static_cast<T>(h.beta1_power))),
-          beta1(static_cast<T>(h.beta1)), beta2(static_cast<T>(h.beta2)),
+          beta1(static_cast<T>(h.beta1)),
+          beta2(static_cast<T>(h.beta2)),
           epsilon(static_cast<T>(h.epsilon)) {}
     template <class B>
     TAPEFLOW_HD void operator()(B& var, B& m, B& v, const B& g) const {
@@ -200,7 +206,8 @@ struct AdaMax {
     T step, beta1, beta2, epsilon;
     explicit AdaMax(const Hyper& h)
         : step(static_cast<T>(h.lr) / (T(1) - static_cast<T>(h.beta1_power))),
-          beta1(static_cast<T>(h.beta1)), beta2(static_cast<T>(h.beta2)),
+          beta1(static_cast<T>(h.beta1)),
+          beta2(static_cast<T>(h.beta2)),
           epsilon(static_cast<T>(h.epsilon)) {}
     template <class B>
     TAPEFLOW_HD void operator()(B& var, B& m, B& u, const B& g) const {
@@ -216,7 +223,9 @@ struct Nadam {
     static constexpr std::size_t kSlots = 2;
     T lr, beta1, beta2, epsilon, c_m, c_g, c_v;
     explicit Nadam(const Hyper& h)
-        : lr(static_cast<T>(h.lr)), beta1(static_cast<T>(h.beta1)), beta2(static_cast<T>(h.beta2)),
+        : lr(static_cast<T>(h.lr)),
+          beta1(static_cast<T>(h.beta1)),
+          beta2(static_cast<T>(h.beta2)),
           epsilon(static_cast<T>(h.epsilon)),
           c_m(static_cast<T>(h.u_t1) /
               (T(1) - static_cast<T>(h.u_product) * static_cast<T>(h.u_t1))),
@@ -238,11 +247,16 @@ struct Ftrl {
     T lr, l1, l2, shrinkage, power;
     bool sqrt_power;
     explicit Ftrl(const Hyper& h)
-        : lr(static_cast<T>(h.lr)), l1(static_cast<T>(h.l1)), l2(static_cast<T>(h.l2)),
-          shrinkage(static_cast<T>(h.l2_shrinkage)), power(-static_cast<T>(h.lr_power)),
+        : lr(static_cast<T>(h.lr)),
+          l1(static_cast<T>(h.l1)),
+          l2(static_cast<T>(h.l2)),
+          shrinkage(static_cast<T>(h.l2_shrinkage)),
+          power(-static_cast<T>(h.lr_power)),
           sqrt_power(static_cast<T>(h.lr_power) == T(-0.5)) {}
     template <class B>
-    TAPEFLOW_HD B accum_pow(const B& x) const { return sqrt_power ? vsqrt(x) : vpow(x, power); }
+    TAPEFLOW_HD B accum_pow(const B& x) const {
+        return sqrt_power ? vsqrt(x) : vpow(x, power);
+    }
     template <class B>
     TAPEFLOW_HD void operator()(B& var, B& accum, B& linear, const B& g) const {
         const B g_s = shrinkage > T(0) ? g + B(T(2) * shrinkage) * var : g;
@@ -261,8 +275,10 @@ struct RmsProp {
     static constexpr std::size_t kSlots = 2;
     T lr, rho, momentum, epsilon;
     explicit RmsProp(const Hyper& h)
-        : lr(static_cast<T>(h.lr)), rho(static_cast<T>(h.rho)),
-          momentum(static_cast<T>(h.momentum)), epsilon(static_cast<T>(h.epsilon)) {}
+        : lr(static_cast<T>(h.lr)),
+          rho(static_cast<T>(h.rho)),
+          momentum(static_cast<T>(h.momentum)),
+          epsilon(static_cast<T>(h.epsilon)) {}
     template <class B>
     TAPEFLOW_HD void operator()(B& var, B& ms, B& mom, const B& g) const {
         ms += (g * g - ms) * B(T(1) - rho);

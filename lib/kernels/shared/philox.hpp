@@ -1,6 +1,6 @@
-// Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC 2011), laid out as
-// TensorFlow's PhiloxRandom: a 64-bit key and a 128-bit counter; each block of four 32-bit words is
-// f(key, counter), and the counter then moves on by one. Blocks are pure functions of their
+// Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC 2011), laid out
+// as TensorFlow's PhiloxRandom: a 64-bit key and a 128-bit counter; each block of four 32-bit words
+// is f(key, counter), and the counter then moves on by one. Blocks are pure functions of their
 // position, so any thread (CPU or GPU) can start anywhere with skip().
 #pragma once
 
@@ -47,8 +47,9 @@ struct Generator {
     /// TensorFlow's PhiloxRandom(seed, seed2): the key is `seed`, the counter starts at
     /// (0, 0, seed2) (GuardedPhiloxRandom, the generator of every stateful random kernel).
     TAPEFLOW_HD static Generator from_seeds(uint64_t seed, uint64_t seed2) {
-        return Generator{Key{{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)}},
-                         Block{{0, 0, static_cast<uint32_t>(seed2), static_cast<uint32_t>(seed2 >> 32)}}};
+        return Generator{
+            Key{{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)}},
+            Block{{0, 0, static_cast<uint32_t>(seed2), static_cast<uint32_t>(seed2 >> 32)}}};
     }
 
     /// Moves the 128-bit counter on by `blocks`.

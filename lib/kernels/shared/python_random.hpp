@@ -12,16 +12,19 @@ namespace tapeflow::random_detail {
 class PythonRandom {
 public:
     explicit PythonRandom(uint64_t seed = 0) {
-        // init_genrand(19650218), then mix in the key words (Matsumoto and Nishimura's init_by_array)
+        // init_genrand(19650218), then mix in the key words (Matsumoto and Nishimura's
+        // init_by_array)
         state_[0] = 19650218U;
         for (uint32_t i = 1; i < kN; ++i) {
             state_[i] = 1812433253U * (state_[i - 1] ^ (state_[i - 1] >> 30)) + i;
         }
-        const std::array<uint32_t, 2> key{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
+        const std::array<uint32_t, 2> key{static_cast<uint32_t>(seed),
+                                          static_cast<uint32_t>(seed >> 32)};
         const uint32_t key_length = (seed >> 32) != 0 ? 2 : 1;
         uint32_t i = 1, j = 0;
         for (uint32_t k = kN; k > 0; --k) {
-            state_[i] = (state_[i] ^ ((state_[i - 1] ^ (state_[i - 1] >> 30)) * 1664525U)) + key[j] + j;
+            state_[i] =
+                (state_[i] ^ ((state_[i - 1] ^ (state_[i - 1] >> 30)) * 1664525U)) + key[j] + j;
             ++i;
             ++j;
             if (i >= kN) {
@@ -55,7 +58,8 @@ public:
     /// randint(0, 2**31 - 1): getrandbits(32) until the value is below 2**31.
     uint32_t randint_int31() {
         uint32_t r = next32();
-        while (r >= 0x80000000U) r = next32();
+        while (r >= 0x80000000U)
+            r = next32();
         return r;
     }
 

@@ -7,31 +7,38 @@
 
 #include <tapeflow/core/dtype.hpp>
 
-#include "ops/attrs.hpp"
 #include "kernels/shared/distributions.hpp"
+#include "ops/attrs.hpp"
 
 namespace tapeflow::random_attrs {
 
 inline philox::Generator generator(const Attrs& attrs) {
-    philox::Generator gen = philox::Generator::from_seeds(static_cast<uint64_t>(attrs.get<int64_t>("seed")),
-                                                          static_cast<uint64_t>(attrs.get<int64_t>("seed2")));
+    philox::Generator gen =
+        philox::Generator::from_seeds(static_cast<uint64_t>(attrs.get<int64_t>("seed")),
+                                      static_cast<uint64_t>(attrs.get<int64_t>("seed2")));
     gen.skip(static_cast<uint64_t>(attrs.get<int64_t>("offset")));
     return gen;
 }
 
 inline philox::Format format(DType dtype) {
     switch (dtype) {
-        case DType::float64: return philox::Format::f64;
-        case DType::float16: return philox::Format::f16;
-        case DType::bfloat16: return philox::Format::bf16;
-        default: return philox::Format::f32;
+        case DType::float64:
+            return philox::Format::f64;
+        case DType::float16:
+            return philox::Format::f16;
+        case DType::bfloat16:
+            return philox::Format::bf16;
+        default:
+            return philox::Format::f32;
     }
 }
 
 /// uniform: (minval, maxval); the normals: (mean, stddev).
 inline philox::Affine affine(const Attrs& attrs, philox::Dist dist, philox::Format format) {
     const bool uniform = dist == philox::Dist::uniform;
-    return philox::affine_constants(dist, format, attrs.get<double>(uniform ? "minval" : "mean"),
+    return philox::affine_constants(dist,
+                                    format,
+                                    attrs.get<double>(uniform ? "minval" : "mean"),
                                     attrs.get<double>(uniform ? "maxval" : "stddev"));
 }
 

@@ -26,13 +26,16 @@ public:
         fd_ = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd_ < 0) {
             const int err = errno;
-            if (err == ENOENT) throw errors::NotFoundError(fmt::format("Failed to find checkpoint file {}", file));
-            throw errors::UnavailableError(fmt::format("cannot open checkpoint {}: {}", file, std::strerror(err)));
+            if (err == ENOENT)
+                throw errors::NotFoundError(fmt::format("Failed to find checkpoint file {}", file));
+            throw errors::UnavailableError(
+                fmt::format("cannot open checkpoint {}: {}", file, std::strerror(err)));
         }
         struct stat st {};
         if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
             ::close(fd_);
-            throw errors::InvalidArgumentError(fmt::format("checkpoint {} is not a regular file", file));
+            throw errors::InvalidArgumentError(
+                fmt::format("checkpoint {} is not a regular file", file));
         }
         size_ = static_cast<uint64_t>(st.st_size);
     }
@@ -45,14 +48,19 @@ public:
         auto* out = static_cast<char*>(dst);
         std::size_t done = 0;
         while (done < n) {
-            const ssize_t got = ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
+            const ssize_t got =
+                ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
             if (got < 0 && errno == EINTR) continue;
             if (got < 0) {
-                throw errors::UnavailableError(fmt::format("cannot read checkpoint {}: {}", file_, std::strerror(errno)));
+                throw errors::UnavailableError(
+                    fmt::format("cannot read checkpoint {}: {}", file_, std::strerror(errno)));
             }
             if (got == 0) {
-                throw errors::DataLossError(fmt::format("Corrupt checkpoint {}: the file ended at byte {} (truncated "
-                                                        "while being read?)", file_, offset + done));
+                throw errors::DataLossError(
+                    fmt::format("Corrupt checkpoint {}: the file ended at byte {} (truncated "
+                                "while being read?)",
+                                file_,
+                                offset + done));
             }
             done += static_cast<std::size_t>(got);
         }
@@ -70,7 +78,8 @@ public:
     uint64_t size() const override { return bytes_.size(); }
     void read(uint64_t offset, void* dst, std::size_t n) const override {
         if (offset > bytes_.size() || n > bytes_.size() - offset) {
-            throw errors::DataLossError(fmt::format("read of {} bytes at {} past the end of {} bytes", n, offset, bytes_.size()));
+            throw errors::DataLossError(fmt::format(
+                "read of {} bytes at {} past the end of {} bytes", n, offset, bytes_.size()));
         }
         std::memcpy(dst, bytes_.data() + offset, n);
     }
@@ -85,20 +94,30 @@ CheckpointReader::CheckpointReader(std::unique_ptr<ByteSource> source, std::stri
     : source_(std::move(source)), file_(std::move(file)) {
     const uint64_t size = source_->size();
     if (size < 8) {
-        throw errors::DataLossError(fmt::format(
-            "Corrupt checkpoint {}: {} bytes is too short for a safetensors file (8-byte header length)", file_, size));
+        throw errors::DataLossError(
+            fmt::format("Corrupt checkpoint {}: {} bytes is too short for a safetensors file "
+                        "(8-byte header length)",
+                        file_,
+                        size));
     }
     unsigned char len_bytes[8];
     source_->read(0, len_bytes, 8);
     uint64_t n = 0;
-    for (int i = 7; i >= 0; --i) n = (n << 8) | len_bytes[i];
+    for (int i = 7; i >= 0; --i)
+        n = (n << 8) | len_bytes[i];
     if (n > kMaxHeaderBytes) {
-        throw errors::DataLossError(fmt::format(
-            "Corrupt checkpoint {}: header length {} exceeds the {}-byte limit", file_, n, kMaxHeaderBytes));
+        throw errors::DataLossError(
+            fmt::format("Corrupt checkpoint {}: header length {} exceeds the {}-byte limit",
+                        file_,
+                        n,
+                        kMaxHeaderBytes));
     }
     if (n > size - 8) {
         throw errors::DataLossError(fmt::format(
-            "Corrupt checkpoint {}: header length {} points past the end of the {}-byte file", file_, n, size));
+            "Corrupt checkpoint {}: header length {} points past the end of the {}-byte file",
+            file_,
+            n,
+            size));
     }
     std::string json(static_cast<std::size_t>(n), '\0');
     source_->read(8, json.data(), json.size());
@@ -107,16 +126,20 @@ CheckpointReader::CheckpointReader(std::unique_ptr<ByteSource> source, std::stri
 }
 
 std::shared_ptr<CheckpointReader> CheckpointReader::open(const std::string& file) {
-    return std::shared_ptr<CheckpointReader>(new CheckpointReader(std::make_unique<FileSource>(file), file));
+    return std::shared_ptr<CheckpointReader>(
+        new CheckpointReader(std::make_unique<FileSource>(file), file));
 }
 
-std::shared_ptr<CheckpointReader> CheckpointReader::from_bytes(std::string bytes, const std::string& label) {
+std::shared_ptr<CheckpointReader> CheckpointReader::from_bytes(std::string bytes,
+                                                               const std::string& label) {
     return std::shared_ptr<CheckpointReader>(
         new CheckpointReader(std::make_unique<MemorySource>(std::move(bytes)), label));
 }
 
 const TensorEntry* CheckpointReader::find(std::string_view name) const {
-    auto it = std::lower_bound(header_.tensors.begin(), header_.tensors.end(), name,
+    auto it = std::lower_bound(header_.tensors.begin(),
+                               header_.tensors.end(),
+                               name,
                                [](const TensorEntry& e, std::string_view n) { return e.name < n; });
     return it != header_.tensors.end() && it->name == name ? &*it : nullptr;
 }
@@ -124,7 +147,9 @@ const TensorEntry* CheckpointReader::find(std::string_view name) const {
 Tensor CheckpointReader::read(const TensorEntry& entry) const {
     if (!entry.dtype) {
         throw errors::UnimplementedError(fmt::format(
-            "checkpoint {}: tensor '{}' has safetensors dtype {}, which tapeflow has no dtype for", file_, entry.name,
+            "checkpoint {}: tensor '{}' has safetensors dtype {}, which tapeflow has no dtype for",
+            file_,
+            entry.name,
             entry.file_dtype));
     }
     Tensor t = Tensor::empty(entry.shape, *entry.dtype);
@@ -141,9 +166,13 @@ Tensor CheckpointReader::read(const TensorEntry& entry) const {
     }
     if (entry.crc) {
         if (crc != *entry.crc) {
-            throw errors::DataLossError(fmt::format(
-                "Corrupt checkpoint {}: tensor '{}' fails its CRC check (stored {:08x}, computed {:08x})", file_,
-                entry.name, *entry.crc, crc));
+            throw errors::DataLossError(
+                fmt::format("Corrupt checkpoint {}: tensor '{}' fails its CRC check (stored "
+                            "{:08x}, computed {:08x})",
+                            file_,
+                            entry.name,
+                            *entry.crc,
+                            crc));
         }
     }
     if (*entry.dtype == DType::bool_) {
@@ -151,8 +180,13 @@ Tensor CheckpointReader::read(const TensorEntry& entry) const {
         const auto* bytes = static_cast<const unsigned char*>(t.raw_data());
         for (std::size_t i = 0; i < n; ++i) {
             if (bytes[i] > 1) {
-                throw errors::DataLossError(fmt::format("Corrupt checkpoint {}: bool tensor '{}' holds byte {} at "
-                                                        "element {}", file_, entry.name, bytes[i], i));
+                throw errors::DataLossError(
+                    fmt::format("Corrupt checkpoint {}: bool tensor '{}' holds byte {} at "
+                                "element {}",
+                                file_,
+                                entry.name,
+                                bytes[i],
+                                i));
             }
         }
     }
@@ -167,7 +201,8 @@ std::string checkpoint_prefix(const std::string& path) {
     return path.ends_with(kSuffix) ? path.substr(0, path.size() - kSuffix.size()) : path;
 }
 
-void write_checkpoint(const std::string& file, const std::vector<std::pair<std::string, Tensor>>& tensors,
+void write_checkpoint(const std::string& file,
+                      const std::vector<std::pair<std::string, Tensor>>& tensors,
                       std::optional<int64_t> global_step) {
     std::vector<Tensor> host;
     host.reserve(tensors.size());
@@ -176,13 +211,18 @@ void write_checkpoint(const std::string& file, const std::vector<std::pair<std::
     for (const auto& [name, t] : tensors) {
         host.push_back(t.device().is_cpu() ? t : t.cpu());
         const Tensor& h = host.back();
-        infos.push_back({name, h.dtype(), &h.shape(), h.nbytes(), io::crc32c_extend(0, h.raw_data(), h.nbytes())});
+        infos.push_back({name,
+                         h.dtype(),
+                         &h.shape(),
+                         h.nbytes(),
+                         io::crc32c_extend(0, h.raw_data(), h.nbytes())});
     }
     const std::string header = encode_header(infos, global_step);
     std::vector<std::string_view> pieces;
     pieces.reserve(host.size() + 1);
     pieces.emplace_back(header);
-    for (const Tensor& h : host) pieces.emplace_back(static_cast<const char*>(h.raw_data()), h.nbytes());
+    for (const Tensor& h : host)
+        pieces.emplace_back(static_cast<const char*>(h.raw_data()), h.nbytes());
     io::write_file_atomically(file, pieces);
 }
 

@@ -30,14 +30,15 @@ public:
     /// Opens and validates `file`: NotFoundError when missing, DataLossError when malformed.
     static std::shared_ptr<CheckpointReader> open(const std::string& file);
     /// The same over bytes in memory; `label` names them in errors.
-    static std::shared_ptr<CheckpointReader> from_bytes(std::string bytes, const std::string& label);
+    static std::shared_ptr<CheckpointReader> from_bytes(std::string bytes,
+                                                        const std::string& label);
 
     const std::string& file() const { return file_; }
     const Header& header() const { return header_; }
     /// The entry named `name`, or nullptr.
     const TensorEntry* find(std::string_view name) const;
-    /// The tensor of an entry (CPU), CRC-checked: DataLossError on a mismatch, UnimplementedError for
-    /// a dtype tapeflow lacks.
+    /// The tensor of an entry (CPU), CRC-checked: DataLossError on a mismatch, UnimplementedError
+    /// for a dtype tapeflow lacks.
     Tensor read(const TensorEntry& entry) const;
 
 private:
@@ -54,7 +55,8 @@ std::string checkpoint_file_name(const std::string& path);
 std::string checkpoint_prefix(const std::string& path);
 
 /// Writes `tensors` (CPU or device; in this order) atomically to `file`.
-void write_checkpoint(const std::string& file, const std::vector<std::pair<std::string, Tensor>>& tensors,
+void write_checkpoint(const std::string& file,
+                      const std::vector<std::pair<std::string, Tensor>>& tensors,
                       std::optional<int64_t> global_step);
 
 }  // namespace tapeflow::train::ckpt

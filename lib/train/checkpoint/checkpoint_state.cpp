@@ -49,7 +49,9 @@ std::string resolve(const std::string& dir, const std::string& path) {
 
 }  // namespace
 
-std::string prefix_dir(const std::string& prefix) { return fs::path(prefix).parent_path().string(); }
+std::string prefix_dir(const std::string& prefix) {
+    return fs::path(prefix).parent_path().string();
+}
 
 std::optional<CheckpointState> read_checkpoint_state(const std::string& dir) {
     const std::string file = resolve(dir, "checkpoint");
@@ -68,8 +70,8 @@ std::optional<CheckpointState> read_checkpoint_state(const std::string& dir) {
         if (!latest && !all) continue;  // newer fields (timestamps) are ignored
         const std::optional<std::string> value = unquote(line, start);
         if (!value) {
-            throw errors::DataLossError(fmt::format("Corrupt checkpoint state file {}: line {} is not key: \"value\"",
-                                                    file, lineno));
+            throw errors::DataLossError(fmt::format(
+                "Corrupt checkpoint state file {}: line {} is not key: \"value\"", file, lineno));
         }
         if (latest) {
             state.model_checkpoint_path = resolve(dir, *value);
@@ -78,14 +80,18 @@ std::optional<CheckpointState> read_checkpoint_state(const std::string& dir) {
         }
     }
     if (state.model_checkpoint_path.empty()) {
-        throw errors::DataLossError(fmt::format("Corrupt checkpoint state file {}: no model_checkpoint_path", file));
+        throw errors::DataLossError(
+            fmt::format("Corrupt checkpoint state file {}: no model_checkpoint_path", file));
     }
     return state;
 }
 
-void write_checkpoint_state(const std::string& dir, const std::string& latest, const std::vector<std::string>& all) {
+void write_checkpoint_state(const std::string& dir,
+                            const std::string& latest,
+                            const std::vector<std::string>& all) {
     std::string text = fmt::format("model_checkpoint_path: {}\n", quote(relative_to(dir, latest)));
-    for (const std::string& p : all) text += fmt::format("all_model_checkpoint_paths: {}\n", quote(relative_to(dir, p)));
+    for (const std::string& p : all)
+        text += fmt::format("all_model_checkpoint_paths: {}\n", quote(relative_to(dir, p)));
     io::write_file_atomically(resolve(dir, "checkpoint"), text);
 }
 

@@ -12,7 +12,7 @@
 namespace tapeflow::train::ckpt {
 
 struct CheckpointState {
-    std::string model_checkpoint_path;               // as resolved: joined with the directory
+    std::string model_checkpoint_path;  // as resolved: joined with the directory
     std::vector<std::string> all_model_checkpoint_paths;
 };
 
@@ -21,7 +21,9 @@ struct CheckpointState {
 std::optional<CheckpointState> read_checkpoint_state(const std::string& dir);
 
 /// Writes the state file atomically.
-void write_checkpoint_state(const std::string& dir, const std::string& latest, const std::vector<std::string>& all);
+void write_checkpoint_state(const std::string& dir,
+                            const std::string& latest,
+                            const std::vector<std::string>& all);
 
 /// The directory part of a checkpoint prefix ("" for a bare name).
 std::string prefix_dir(const std::string& prefix);

@@ -1,7 +1,5 @@
 // The ready hooks except the progress bar: stop at a step, periodic checkpoints, loss summaries,
 // the NaN guard, loss logging and the step counter (TensorFlow's basic_session_run_hooks).
-#include <tapeflow/train/hooks.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -9,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <tapeflow/core/logging.hpp>
+#include <tapeflow/train/hooks.hpp>
 #include <tapeflow/train/saver.hpp>
 
 #include "train/checkpoint/checkpoint_file.hpp"
@@ -20,7 +19,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double seconds_since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 }  // namespace
 
@@ -28,9 +29,11 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 
 StopAtStepHook::StopAtStepHook(StopAtStepHookOptions options) : options_(options) {
     if ((options_.num_steps > 0) == (options_.last_step > 0)) {
-        throw errors::InvalidArgumentError(fmt::format(
-            "StopAtStepHook: exactly one of num_steps and last_step must be positive, got num_steps={}, last_step={}",
-            options_.num_steps, options_.last_step));
+        throw errors::InvalidArgumentError(
+            fmt::format("StopAtStepHook: exactly one of num_steps and last_step must be positive, "
+                        "got num_steps={}, last_step={}",
+                        options_.num_steps,
+                        options_.last_step));
     }
 }
 
@@ -47,13 +50,16 @@ void StopAtStepHook::after_run(int64_t step, const Tensor& /*result*/) {
 // ---- CheckpointSaverHook ----
 
 // The listed checkpoints plus any unlisted "<basename>-<step>" file of the directory, oldest first.
-std::vector<std::string> CheckpointSaverHook::own_checkpoints(const std::vector<std::string>& listed) const {
+std::vector<std::string> CheckpointSaverHook::own_checkpoints(
+    const std::vector<std::string>& listed) const {
     namespace fs = std::filesystem;
     const std::string stem = options_.checkpoint_basename + "-";
     const auto step_of = [&](const std::string& prefix) -> int64_t {  // -1: not of this hook's form
         const std::string name = fs::path(prefix).filename().string();
         const std::string digits = name.starts_with(stem) ? name.substr(stem.size()) : "";
-        if (digits.empty() || digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
+        if (digits.empty() || digits.size() > 18 ||
+            digits.find_first_not_of("0123456789") != std::string::npos)
+            return -1;
         return std::stoll(digits);
     };
     std::vector<std::string> out = listed;
@@ -67,22 +73,29 @@ std::vector<std::string> CheckpointSaverHook::own_checkpoints(const std::vector<
         });
         if (!is_listed && step_of(prefix) >= 0) out.push_back(prefix);
     }
-    std::stable_sort(out.begin(), out.end(),
-                     [&](const std::string& a, const std::string& b) { return step_of(a) < step_of(b); });
+    std::stable_sort(out.begin(), out.end(), [&](const std::string& a, const std::string& b) {
+        return step_of(a) < step_of(b);
+    });
     return out;
 }
 
-CheckpointSaverHook::CheckpointSaverHook(CheckpointSaverHookOptions options) : options_(std::move(options)) {
-    if (options_.checkpoint_dir.empty()) throw errors::InvalidArgumentError("CheckpointSaverHook: checkpoint_dir is empty");
+CheckpointSaverHook::CheckpointSaverHook(CheckpointSaverHookOptions options)
+    : options_(std::move(options)) {
+    if (options_.checkpoint_dir.empty())
+        throw errors::InvalidArgumentError("CheckpointSaverHook: checkpoint_dir is empty");
     if (options_.save_steps > 0 && options_.save_secs > 0) {
-        throw errors::InvalidArgumentError("CheckpointSaverHook: give at most one of save_steps and save_secs");
+        throw errors::InvalidArgumentError(
+            "CheckpointSaverHook: give at most one of save_steps and save_secs");
     }
-    saver_ = std::make_unique<Saver>(SaverOptions{.max_to_keep = options_.max_to_keep, .async = options_.async_save});
+    saver_ = std::make_unique<Saver>(
+        SaverOptions{.max_to_keep = options_.max_to_keep, .async = options_.async_save});
 }
 
 CheckpointSaverHook::~CheckpointSaverHook() = default;
 
-Saver& CheckpointSaverHook::saver() { return *saver_; }
+Saver& CheckpointSaverHook::saver() {
+    return *saver_;
+}
 
 void CheckpointSaverHook::begin() {
     const int64_t step = session::current_global_step();
@@ -102,8 +115,10 @@ void CheckpointSaverHook::begin() {
 }
 
 void CheckpointSaverHook::after_run(int64_t step, const Tensor& /*result*/) {
-    const bool by_steps = options_.save_steps > 0 && last_saved_step_ && step >= *last_saved_step_ + options_.save_steps;
-    const bool by_secs = options_.save_secs > 0 && seconds_since(last_save_time_) >= options_.save_secs;
+    const bool by_steps = options_.save_steps > 0 && last_saved_step_ &&
+                          step >= *last_saved_step_ + options_.save_steps;
+    const bool by_secs =
+        options_.save_secs > 0 && seconds_since(last_save_time_) >= options_.save_secs;
     if (by_steps || by_secs) save(step);
 }
 
@@ -114,7 +129,8 @@ void CheckpointSaverHook::end() {
 }
 
 void CheckpointSaverHook::save(int64_t step) {
-    const std::string prefix = (std::filesystem::path(options_.checkpoint_dir) / options_.checkpoint_basename).string();
+    const std::string prefix =
+        (std::filesystem::path(options_.checkpoint_dir) / options_.checkpoint_basename).string();
     saver_->save(prefix, step);
     last_saved_step_ = step;
     last_save_time_ = std::chrono::steady_clock::now();
@@ -124,8 +140,10 @@ void CheckpointSaverHook::save(int64_t step) {
 // ---- SummarySaverHook ----
 
 SummarySaverHook::SummarySaverHook(SummarySaverHookOptions options) : options_(std::move(options)) {
-    if (options_.output_dir.empty()) throw errors::InvalidArgumentError("SummarySaverHook: output_dir is empty");
-    if (options_.save_steps <= 0) throw errors::InvalidArgumentError("SummarySaverHook: save_steps must be positive");
+    if (options_.output_dir.empty())
+        throw errors::InvalidArgumentError("SummarySaverHook: output_dir is empty");
+    if (options_.save_steps <= 0)
+        throw errors::InvalidArgumentError("SummarySaverHook: save_steps must be positive");
 }
 
 // TF1's SecondOrStepTimer on the step the run will end at (the step before it + 1).
@@ -158,7 +176,8 @@ void NanTensorHook::after_run(int64_t /*step*/, const Tensor& result) {
     if (!result.defined() || !is_floating(result.dtype())) return;
     for (const double x : result.to_vector<double>()) {
         if (std::isfinite(x)) continue;
-        if (options_.fail_on_nan_loss) throw NanLossDuringTrainingError("NaN loss during training.");
+        if (options_.fail_on_nan_loss)
+            throw NanLossDuringTrainingError("NaN loss during training.");
         logging::warn("Model diverged with loss = NaN.");
         request_stop();
         return;
@@ -168,13 +187,15 @@ void NanTensorHook::after_run(int64_t /*step*/, const Tensor& result) {
 // ---- LoggingTensorHook ----
 
 LoggingTensorHook::LoggingTensorHook(LoggingTensorHookOptions options) : options_(options) {
-    if (options_.every_n_iter <= 0) throw errors::InvalidArgumentError("LoggingTensorHook: every_n_iter must be positive");
+    if (options_.every_n_iter <= 0)
+        throw errors::InvalidArgumentError("LoggingTensorHook: every_n_iter must be positive");
 }
 
 void LoggingTensorHook::after_run(int64_t step, const Tensor& result) {
     if (runs_++ % options_.every_n_iter != 0) return;
-    const std::string loss = session::scalar_value(result) ? fmt::format("{:.6g}", *session::scalar_value(result))
-                                                           : (result.defined() ? result.str() : "(none)");
+    const std::string loss = session::scalar_value(result)
+                                 ? fmt::format("{:.6g}", *session::scalar_value(result))
+                                 : (result.defined() ? result.str() : "(none)");
     if (timed_) {
         logging::info("step = {}, loss = {} ({:.3f} sec)", step, loss, seconds_since(last_));
     } else {
@@ -187,7 +208,8 @@ void LoggingTensorHook::after_run(int64_t step, const Tensor& result) {
 // ---- StepCounterHook ----
 
 StepCounterHook::StepCounterHook(StepCounterHookOptions options) : options_(std::move(options)) {
-    if (options_.every_n_steps <= 0) throw errors::InvalidArgumentError("StepCounterHook: every_n_steps must be positive");
+    if (options_.every_n_steps <= 0)
+        throw errors::InvalidArgumentError("StepCounterHook: every_n_steps must be positive");
 }
 
 void StepCounterHook::begin() {

@@ -1,8 +1,6 @@
 // MonitoredTrainingSession: restore on start (live variables now, later ones at creation), the
 // default hooks (checkpoints, loss summaries, step counter) after the user's, summaries recorded on
 // summary steps inside run(), and end() of every hook on a normal close.
-#include <tapeflow/train/monitored_session.hpp>
-
 #include <exception>
 
 #include <fmt/format.h>
@@ -12,6 +10,7 @@
 #include <tapeflow/core/logging.hpp>
 #include <tapeflow/distribute.hpp>
 #include <tapeflow/train/hooks.hpp>
+#include <tapeflow/train/monitored_session.hpp>
 #include <tapeflow/train/saver.hpp>
 #include <tapeflow/train/training_util.hpp>
 
@@ -35,19 +34,27 @@ struct MonitoredTrainingSession::State {
 
 namespace {
 
-std::shared_ptr<PendingRestore> restore_latest(const std::string& dir, std::optional<std::string>& restored_from) {
+std::shared_ptr<PendingRestore> restore_latest(const std::string& dir,
+                                               std::optional<std::string>& restored_from) {
     const std::optional<std::string> latest = latest_checkpoint(dir);
     if (!latest) return nullptr;
     auto reader = ckpt::CheckpointReader::open(ckpt::checkpoint_file_name(*latest));
     std::vector<std::pair<std::string, Variable>> targets;
-    for (const Variable& v : global_variables()) targets.emplace_back(v.name(), v);
-    const ckpt::RestoreOutcome outcome = ckpt::restore_variables(*reader, targets, /*strict=*/false);
+    for (const Variable& v : global_variables())
+        targets.emplace_back(v.name(), v);
+    const ckpt::RestoreOutcome outcome =
+        ckpt::restore_variables(*reader, targets, /*strict=*/false);
     if (!outcome.not_in_checkpoint.empty()) {
-        logging::warn("Checkpoint {} has no value for {}; they keep their initial values", *latest,
+        logging::warn("Checkpoint {} has no value for {}; they keep their initial values",
+                      *latest,
                       fmt::join(outcome.not_in_checkpoint, ", "));
     }
-    logging::info("Restored {} variables from {}{}", targets.size() - outcome.not_in_checkpoint.size(), *latest,
-                  outcome.not_live.empty() ? "" : fmt::format(" ({} more when created)", outcome.not_live.size()));
+    logging::info("Restored {} variables from {}{}",
+                  targets.size() - outcome.not_in_checkpoint.size(),
+                  *latest,
+                  outcome.not_live.empty()
+                      ? ""
+                      : fmt::format(" ({} more when created)", outcome.not_live.size()));
     restored_from = *latest;
     return ckpt::defer_restore(std::move(reader), outcome.not_live);
 }
@@ -55,7 +62,8 @@ std::shared_ptr<PendingRestore> restore_latest(const std::string& dir, std::opti
 }  // namespace
 
 MonitoredTrainingSession::MonitoredTrainingSession(MonitoredTrainingSessionOptions options)
-    : options_(std::move(options)), state_(std::make_shared<State>()),
+    : options_(std::move(options)),
+      state_(std::make_shared<State>()),
       uncaught_at_start_(std::uncaught_exceptions()) {
     global_step_ = get_or_create_global_step();
     const std::string& dir = options_.checkpoint_dir;
@@ -77,7 +85,8 @@ MonitoredTrainingSession::MonitoredTrainingSession(MonitoredTrainingSessionOptio
                 distribute::broadcast_variables(global_variables(), distribute::chief_rank());
             }
         }
-        CheckpointSaverHookOptions saver{.checkpoint_dir = dir, .max_to_keep = options_.max_to_keep,
+        CheckpointSaverHookOptions saver{.checkpoint_dir = dir,
+                                         .max_to_keep = options_.max_to_keep,
                                          .async_save = options_.async_checkpoints};
         if (options_.save_checkpoint_secs && *options_.save_checkpoint_secs > 0) {
             saver.save_secs = *options_.save_checkpoint_secs;
@@ -87,15 +96,16 @@ MonitoredTrainingSession::MonitoredTrainingSession(MonitoredTrainingSessionOptio
         hooks_.push_back(std::make_shared<CheckpointSaverHook>(saver));
         if (options_.save_summaries_steps && *options_.save_summaries_steps > 0) {
             state_->writer = session::shared_writer(dir);
-            hooks_.push_back(std::make_shared<SummarySaverHook>(
-                SummarySaverHookOptions{.output_dir = dir, .save_steps = *options_.save_summaries_steps}));
+            hooks_.push_back(std::make_shared<SummarySaverHook>(SummarySaverHookOptions{
+                .output_dir = dir, .save_steps = *options_.save_summaries_steps}));
         }
         if (options_.log_step_count_steps > 0) {
-            hooks_.push_back(std::make_shared<StepCounterHook>(
-                StepCounterHookOptions{.every_n_steps = options_.log_step_count_steps, .output_dir = dir}));
+            hooks_.push_back(std::make_shared<StepCounterHook>(StepCounterHookOptions{
+                .every_n_steps = options_.log_step_count_steps, .output_dir = dir}));
         }
     }
-    for (const auto& hook : hooks_) hook->begin();
+    for (const auto& hook : hooks_)
+        hook->begin();
 }
 
 MonitoredTrainingSession::~MonitoredTrainingSession() {
@@ -117,10 +127,13 @@ bool MonitoredTrainingSession::should_stop() const {
 
 Tensor MonitoredTrainingSession::run(const std::function<Tensor()>& step_fn) {
     if (closed_) throw errors::RuntimeError("MonitoredTrainingSession.run: the session is closed");
-    if (!step_fn) throw errors::InvalidArgumentError("MonitoredTrainingSession.run: the step function is empty");
+    if (!step_fn)
+        throw errors::InvalidArgumentError(
+            "MonitoredTrainingSession.run: the step function is empty");
     try {
         const int64_t before = train::global_step(global_step_);
-        for (const auto& hook : hooks_) hook->before_run(before);
+        for (const auto& hook : hooks_)
+            hook->before_run(before);
         Tensor result;
         {
             std::optional<summary::DefaultWriterScope> writer_scope;
@@ -132,7 +145,8 @@ Tensor MonitoredTrainingSession::run(const std::function<Tensor()>& step_fn) {
             result = step_fn();
         }
         const int64_t after = train::global_step(global_step_);
-        for (const auto& hook : hooks_) hook->after_run(after, result);
+        for (const auto& hook : hooks_)
+            hook->after_run(after, result);
         return result;
     } catch (...) {
         failed_ = true;
@@ -144,7 +158,8 @@ void MonitoredTrainingSession::close() {
     if (closed_) return;
     closed_ = true;
     if (!failed_) {
-        for (const auto& hook : hooks_) hook->end();
+        for (const auto& hook : hooks_)
+            hook->end();
     }
     if (state_->writer) state_->writer->flush();
     state_->pending.reset();

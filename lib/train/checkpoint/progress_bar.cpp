@@ -1,11 +1,11 @@
 // ProgressBarHook: a one-line progress bar redrawn in place on a terminal ("\r" + erase to end of
 // line), plain periodic lines otherwise so that logs stay readable.
-#include <tapeflow/train/hooks.hpp>
-
 #include <algorithm>
 
 #include <fmt/format.h>
 #include <unistd.h>
+
+#include <tapeflow/train/hooks.hpp>
 
 #include "train/checkpoint/session_support.hpp"
 
@@ -33,11 +33,14 @@ void ProgressBarHook::begin() {
     start_ = last_draw_ = Clock::now();
 }
 
-std::string ProgressBarHook::render(int64_t step, double steps_per_sec, std::optional<double> loss) const {
+std::string ProgressBarHook::render(int64_t step,
+                                    double steps_per_sec,
+                                    std::optional<double> loss) const {
     std::string text;
     const int64_t total = options_.total_steps;
     if (total > 0) {
-        const double fraction = std::clamp(static_cast<double>(step) / static_cast<double>(total), 0.0, 1.0);
+        const double fraction =
+            std::clamp(static_cast<double>(step) / static_cast<double>(total), 0.0, 1.0);
         const int filled = static_cast<int>(fraction * options_.width);
         std::string bar(static_cast<std::size_t>(filled), '=');
         if (filled < options_.width) bar += '>';

@@ -14,25 +14,37 @@
 
 namespace tapeflow::train {
 
-PendingRestore::~PendingRestore() { detail::remove_variable_observer(observer_id); }
+PendingRestore::~PendingRestore() {
+    detail::remove_variable_observer(observer_id);
+}
 
 namespace ckpt {
 namespace {
 
-void check_matches(const CheckpointReader& reader, const TensorEntry& e, const std::string& name, const Variable& v) {
+void check_matches(const CheckpointReader& reader,
+                   const TensorEntry& e,
+                   const std::string& name,
+                   const Variable& v) {
     if (!e.dtype || *e.dtype != v.dtype() || e.shape != v.shape()) {
-        throw errors::InvalidArgumentError(fmt::format(
-            "Cannot restore variable '{}' from {}: the checkpoint's '{}' has shape {} and dtype {}, the variable "
-            "has shape {} and dtype {}",
-            v.name(), reader.file(), name, e.shape.str(), e.dtype ? std::string(dtype_name(*e.dtype)) : e.file_dtype,
-            v.shape().str(), dtype_name(v.dtype())));
+        throw errors::InvalidArgumentError(
+            fmt::format("Cannot restore variable '{}' from {}: the checkpoint's '{}' has shape {} "
+                        "and dtype {}, the variable "
+                        "has shape {} and dtype {}",
+                        v.name(),
+                        reader.file(),
+                        name,
+                        e.shape.str(),
+                        e.dtype ? std::string(dtype_name(*e.dtype)) : e.file_dtype,
+                        v.shape().str(),
+                        dtype_name(v.dtype())));
     }
 }
 
 }  // namespace
 
 RestoreOutcome restore_variables(const CheckpointReader& reader,
-                                 const std::vector<std::pair<std::string, Variable>>& targets, bool strict) {
+                                 const std::vector<std::pair<std::string, Variable>>& targets,
+                                 bool strict) {
     RestoreOutcome out;
     std::vector<std::pair<Variable, const TensorEntry*>> plan;
     std::set<std::string> used;
@@ -40,7 +52,8 @@ RestoreOutcome restore_variables(const CheckpointReader& reader,
         const TensorEntry* e = reader.find(name);
         if (e == nullptr) {
             if (strict) {
-                throw errors::NotFoundError(fmt::format("Key {} not found in checkpoint {}", name, reader.file()));
+                throw errors::NotFoundError(
+                    fmt::format("Key {} not found in checkpoint {}", name, reader.file()));
             }
             out.not_in_checkpoint.push_back(name);
             continue;
@@ -52,11 +65,13 @@ RestoreOutcome restore_variables(const CheckpointReader& reader,
     // Read (and CRC-check) everything before the first assignment: a failure changes nothing.
     std::vector<Tensor> values;
     values.reserve(plan.size());
-    for (const auto& [var, e] : plan) values.push_back(reader.read(*e));
+    for (const auto& [var, e] : plan)
+        values.push_back(reader.read(*e));
     for (std::size_t i = 0; i < plan.size(); ++i) {
         Variable var = plan[i].first;
         if (var.device().is_cpu()) {
-            detail::replace_variable_value(var, std::move(values[i]));  // no copy: the tensor is fresh
+            detail::replace_variable_value(var,
+                                           std::move(values[i]));  // no copy: the tensor is fresh
         } else {
             var.assign(values[i]);
         }
@@ -93,7 +108,8 @@ std::string resolve_checkpoint_file(const std::string& path) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) {
         const std::optional<std::string> latest = latest_checkpoint(path);
-        if (!latest) throw errors::NotFoundError(fmt::format("No checkpoint found in directory {}", path));
+        if (!latest)
+            throw errors::NotFoundError(fmt::format("No checkpoint found in directory {}", path));
         return checkpoint_file_name(*latest);
     }
     return checkpoint_file_name(path);

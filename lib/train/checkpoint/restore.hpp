@@ -36,7 +36,8 @@ struct RestoreOutcome {
 /// missing name when `strict`, InvalidArgumentError for a dtype or shape mismatch — reads and
 /// CRC-checks all their tensors, and only then assigns them.
 RestoreOutcome restore_variables(const CheckpointReader& reader,
-                                 const std::vector<std::pair<std::string, Variable>>& targets, bool strict);
+                                 const std::vector<std::pair<std::string, Variable>>& targets,
+                                 bool strict);
 
 /// Arms a deferred restore of `names` from `reader`; nullptr when `names` is empty.
 std::shared_ptr<PendingRestore> defer_restore(std::shared_ptr<CheckpointReader> reader,

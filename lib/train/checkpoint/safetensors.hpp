@@ -52,7 +52,8 @@ struct TensorInfo {
 
 /// The 8-byte length plus the padded JSON header for tensors stored in `tensors` order.
 /// InvalidArgumentError for a name that is not valid UTF-8 or is "__metadata__".
-std::string encode_header(const std::vector<TensorInfo>& tensors, std::optional<int64_t> global_step);
+std::string encode_header(const std::vector<TensorInfo>& tensors,
+                          std::optional<int64_t> global_step);
 
 /// Parses and validates a header (`json`: the N header bytes) of a file whose data part has
 /// `data_size` bytes. DataLossError naming `file` and the offending tensor for anything malformed:

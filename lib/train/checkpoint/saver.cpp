@@ -1,7 +1,6 @@
-// tf::train::Saver and the checkpoint helpers: which variables, save (file, state file, max_to_keep,
-// stale temporary files), restore (strict for explicit lists, deferred for the default Saver).
-#include <tapeflow/train/saver.hpp>
-
+// tf::train::Saver and the checkpoint helpers: which variables, save (file, state file,
+// max_to_keep, stale temporary files), restore (strict for explicit lists, deferred for the default
+// Saver).
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
@@ -16,6 +15,7 @@
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/core/logging.hpp>
 #include <tapeflow/distribute.hpp>
+#include <tapeflow/train/saver.hpp>
 
 #include "distribute/wire.hpp"
 #include "io/file_util.hpp"
@@ -38,11 +38,16 @@ void remove_stale_temporaries(const std::string& dir, const std::string& stem) {
     for (const auto& entry : fs::directory_iterator(dir.empty() ? "." : dir, ec)) {
         const std::string name = entry.path().filename().string();
         const std::size_t tmp = name.rfind(".tmp.");
-        if (!(name.starts_with(stem) || name.starts_with("checkpoint.")) || tmp == std::string::npos) continue;
+        if (!(name.starts_with(stem) || name.starts_with("checkpoint.")) ||
+            tmp == std::string::npos)
+            continue;
         const std::string pid_text = name.substr(tmp + 5);
-        if (pid_text.empty() || pid_text.size() > 9 || !std::all_of(pid_text.begin(), pid_text.end(), ::isdigit)) continue;
+        if (pid_text.empty() || pid_text.size() > 9 ||
+            !std::all_of(pid_text.begin(), pid_text.end(), ::isdigit))
+            continue;
         const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
-        if (pid == ::getpid() || (::kill(pid, 0) != 0 && errno == ESRCH)) fs::remove(entry.path(), ec);
+        if (pid == ::getpid() || (::kill(pid, 0) != 0 && errno == ESRCH))
+            fs::remove(entry.path(), ec);
     }
 }
 
@@ -54,9 +59,11 @@ Saver::Saver(std::vector<Variable> var_list, SaverOptions options)
     : mode_(Mode::list), list_(std::move(var_list)), options_(options) {
     std::set<std::string> names;
     for (const Variable& v : list_) {
-        if (!v.defined()) throw errors::InvalidArgumentError("Saver: a variable handle in var_list is empty");
+        if (!v.defined())
+            throw errors::InvalidArgumentError("Saver: a variable handle in var_list is empty");
         if (!names.insert(v.name()).second) {
-            throw errors::InvalidArgumentError(fmt::format("Saver: variable '{}' appears twice in var_list", v.name()));
+            throw errors::InvalidArgumentError(
+                fmt::format("Saver: variable '{}' appears twice in var_list", v.name()));
         }
     }
 }
@@ -64,7 +71,9 @@ Saver::Saver(std::vector<Variable> var_list, SaverOptions options)
 Saver::Saver(std::map<std::string, Variable> named, SaverOptions options)
     : mode_(Mode::named), named_(std::move(named)), options_(options) {
     for (const auto& [name, v] : named_) {
-        if (!v.defined()) throw errors::InvalidArgumentError(fmt::format("Saver: the variable for '{}' is empty", name));
+        if (!v.defined())
+            throw errors::InvalidArgumentError(
+                fmt::format("Saver: the variable for '{}' is empty", name));
     }
 }
 
@@ -83,7 +92,9 @@ void Saver::finish_quietly() noexcept {
     }
 }
 
-Saver::~Saver() { finish_quietly(); }
+Saver::~Saver() {
+    finish_quietly();
+}
 
 Saver::Saver(Saver&&) noexcept = default;
 
@@ -105,13 +116,16 @@ std::vector<std::pair<std::string, Variable>> Saver::targets() const {
     std::vector<std::pair<std::string, Variable>> out;
     switch (mode_) {
         case Mode::all_globals:
-            for (const Variable& v : global_variables()) out.emplace_back(v.name(), v);
+            for (const Variable& v : global_variables())
+                out.emplace_back(v.name(), v);
             break;
         case Mode::list:
-            for (const Variable& v : list_) out.emplace_back(v.name(), v);
+            for (const Variable& v : list_)
+                out.emplace_back(v.name(), v);
             break;
         case Mode::named:
-            for (const auto& [name, v] : named_) out.emplace_back(name, v);
+            for (const auto& [name, v] : named_)
+                out.emplace_back(name, v);
             break;
     }
     return out;
@@ -131,9 +145,11 @@ Tensor staged_copy(const Tensor& value) {
 
 // Writes the checkpoint file, then the state file naming it, then deletes the expired ones: the
 // state file never names a missing or partial checkpoint.
-void commit_checkpoint(const std::string& save_path, const std::string& prefix,
+void commit_checkpoint(const std::string& save_path,
+                       const std::string& prefix,
                        const std::vector<std::pair<std::string, Tensor>>& tensors,
-                       std::optional<int64_t> global_step, const std::vector<std::string>& kept,
+                       std::optional<int64_t> global_step,
+                       const std::vector<std::string>& kept,
                        const std::vector<std::string>& expired) {
     const std::string dir = ckpt::prefix_dir(prefix);
     ckpt::write_checkpoint(ckpt::checkpoint_file_name(prefix), tensors, global_step);
@@ -150,7 +166,8 @@ void commit_checkpoint(const std::string& save_path, const std::string& prefix,
 std::string Saver::save(const std::string& save_path, std::optional<int64_t> global_step) {
     wait();  // one save at a time, in order; raises an earlier async save's failure
     if (save_path.empty()) throw errors::InvalidArgumentError("Saver.save: save_path is empty");
-    const std::string prefix = global_step ? fmt::format("{}-{}", save_path, *global_step) : save_path;
+    const std::string prefix =
+        global_step ? fmt::format("{}-{}", save_path, *global_step) : save_path;
     // Distributed training: only the chief writes (docs/distributed.md, Checkpoints).
     if (!distribute::is_chief()) return prefix;
     io::make_dirs(ckpt::prefix_dir(prefix));
@@ -162,7 +179,8 @@ std::string Saver::save(const std::string& save_path, std::optional<int64_t> glo
     std::erase(kept, prefix);
     kept.push_back(prefix);
     std::vector<std::string> expired;
-    while (options_.max_to_keep > 0 && kept.size() > static_cast<std::size_t>(options_.max_to_keep)) {
+    while (options_.max_to_keep > 0 &&
+           kept.size() > static_cast<std::size_t>(options_.max_to_keep)) {
         expired.push_back(kept.front());
         kept.erase(kept.begin());
     }
@@ -174,8 +192,13 @@ std::string Saver::save(const std::string& save_path, std::optional<int64_t> glo
     auto job = std::make_unique<BackgroundSave>();
     job->previous = std::exchange(last_, kept);  // wait() puts it back if the write fails
     BackgroundSave* raw = job.get();
-    job->thread = std::thread([raw, save_path, prefix, tensors = std::move(tensors), global_step,
-                               kept = std::move(kept), expired = std::move(expired)] {
+    job->thread = std::thread([raw,
+                               save_path,
+                               prefix,
+                               tensors = std::move(tensors),
+                               global_step,
+                               kept = std::move(kept),
+                               expired = std::move(expired)] {
         try {
             commit_checkpoint(save_path, prefix, tensors, global_step, kept, expired);
         } catch (...) {
@@ -201,10 +224,12 @@ void Saver::restore(const std::string& save_path) {
     auto from_file = [&] {
         const std::string file = ckpt::checkpoint_file_name(save_path);
         if (!file_exists(file)) {
-            throw errors::NotFoundError(fmt::format("Failed to find any matching files for {}", save_path));
+            throw errors::NotFoundError(
+                fmt::format("Failed to find any matching files for {}", save_path));
         }
         std::shared_ptr<ckpt::CheckpointReader> reader = ckpt::CheckpointReader::open(file);
-        const ckpt::RestoreOutcome outcome = ckpt::restore_variables(*reader, targets(), /*strict=*/true);
+        const ckpt::RestoreOutcome outcome =
+            ckpt::restore_variables(*reader, targets(), /*strict=*/true);
         pending_.reset();
         if (mode_ == Mode::all_globals) pending_ = ckpt::defer_restore(reader, outcome.not_live);
         return std::string();
@@ -217,18 +242,22 @@ void Saver::restore(const std::string& save_path) {
     // process takes the chief's values (docs/distributed.md, Checkpoints).
     distribute::detail::run_on_chief(from_file);
     std::vector<Variable> vars;
-    for (const auto& [name, var] : targets()) vars.push_back(var);
+    for (const auto& [name, var] : targets())
+        vars.push_back(var);
     distribute::broadcast_variables(vars, distribute::chief_rank());
 }
 
-std::vector<std::string> Saver::last_checkpoints() const { return last_; }
+std::vector<std::string> Saver::last_checkpoints() const {
+    return last_;
+}
 
 void Saver::recover_last_checkpoints(const std::vector<std::string>& prefixes) {
     wait();
     std::vector<std::string> kept;
     for (const std::string& p : prefixes) {
         const std::string prefix = ckpt::checkpoint_prefix(p);
-        if (file_exists(ckpt::checkpoint_file_name(prefix)) && std::find(kept.begin(), kept.end(), prefix) == kept.end()) {
+        if (file_exists(ckpt::checkpoint_file_name(prefix)) &&
+            std::find(kept.begin(), kept.end(), prefix) == kept.end()) {
             kept.push_back(prefix);
         }
     }
@@ -242,7 +271,9 @@ std::optional<std::string> latest_checkpoint(const std::string& dir) {
         return ckpt::checkpoint_prefix(state->model_checkpoint_path);
     }
     // The newest listed checkpoint that still exists (TensorFlow would give up here).
-    for (auto it = state->all_model_checkpoint_paths.rbegin(); it != state->all_model_checkpoint_paths.rend(); ++it) {
+    for (auto it = state->all_model_checkpoint_paths.rbegin();
+         it != state->all_model_checkpoint_paths.rend();
+         ++it) {
         if (file_exists(ckpt::checkpoint_file_name(*it))) return ckpt::checkpoint_prefix(*it);
     }
     return std::nullopt;
@@ -253,9 +284,12 @@ std::map<std::string, std::pair<Shape, DType>> list_variables(const std::string&
     std::map<std::string, std::pair<Shape, DType>> out;
     for (const ckpt::TensorEntry& e : reader->header().tensors) {
         if (!e.dtype) {
-            throw errors::UnimplementedError(fmt::format("checkpoint {}: tensor '{}' has safetensors dtype {}, which "
-                                                         "tapeflow has no dtype for", reader->file(), e.name,
-                                                         e.file_dtype));
+            throw errors::UnimplementedError(
+                fmt::format("checkpoint {}: tensor '{}' has safetensors dtype {}, which "
+                            "tapeflow has no dtype for",
+                            reader->file(),
+                            e.name,
+                            e.file_dtype));
         }
         out.emplace(e.name, std::make_pair(e.shape, *e.dtype));
     }
@@ -265,7 +299,9 @@ std::map<std::string, std::pair<Shape, DType>> list_variables(const std::string&
 Tensor load_variable(const std::string& path, const std::string& name) {
     const auto reader = ckpt::CheckpointReader::open(ckpt::resolve_checkpoint_file(path));
     const ckpt::TensorEntry* e = reader->find(name);
-    if (e == nullptr) throw errors::NotFoundError(fmt::format("Key {} not found in checkpoint {}", name, reader->file()));
+    if (e == nullptr)
+        throw errors::NotFoundError(
+            fmt::format("Key {} not found in checkpoint {}", name, reader->file()));
     return reader->read(*e);
 }
 

@@ -28,7 +28,8 @@ summary::SummaryWriter kept_writer(const std::string& dir, std::shared_ptr<void>
 }
 
 std::optional<double> scalar_value(const Tensor& result) {
-    if (!result.defined() || result.num_elements() != 1 || result.dtype() == DType::bool_) return std::nullopt;
+    if (!result.defined() || result.num_elements() != 1 || result.dtype() == DType::bool_)
+        return std::nullopt;
     return result.item<double>();
 }
 

@@ -1,9 +1,9 @@
 // An outside program, built against the installed tapeflow with g++ and clang++ (pkg-config)
 // and with CMake (find_package): formatting with fmt, an error caught across the library
 // boundary, a gradient. Prints "consumer OK" when every check holds.
-#include <tapeflow/tapeflow.hpp>
-
 #include <cstring>
+
+#include <tapeflow/tapeflow.hpp>
 
 namespace tf = tapeflow;
 

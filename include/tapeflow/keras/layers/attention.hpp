@@ -8,9 +8,9 @@
 #include <optional>
 #include <string>
 
+#include <tapeflow/core/export.hpp>
 #include <tapeflow/keras/initializers.hpp>
 #include <tapeflow/keras/layer.hpp>
-#include <tapeflow/core/export.hpp>
 
 TAPEFLOW_API_BEGIN
 

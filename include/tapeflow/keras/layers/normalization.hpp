@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <string>
 
+#include <tapeflow/core/export.hpp>
 #include <tapeflow/keras/initializers.hpp>
 #include <tapeflow/keras/layer.hpp>
 #include <tapeflow/ops/math.hpp>
-#include <tapeflow/core/export.hpp>
 
 TAPEFLOW_API_BEGIN
 
