@@ -21,9 +21,10 @@ namespace tapeflow::cpu::reduce_detail {
 
 using reduction::Combine;
 
-inline constexpr int64_t kColumns = 1 << 12;  // output columns per item of a row accumulation
-inline constexpr int64_t kParallelElems = 1
-                                          << 16;  // elements per thread before a loop goes parallel
+// Output columns per work item of a row accumulation; elements per thread before a loop goes
+// parallel.
+inline constexpr int64_t kColumns = 1 << 12;
+inline constexpr int64_t kParallelElems = 1 << 16;
 
 inline int64_t ceil_div(int64_t a, int64_t b) {
     return (a + b - 1) / b;
