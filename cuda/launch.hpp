@@ -17,6 +17,15 @@ struct Hyper;  // kernels/shared/optimizer_functors.hpp
 
 namespace tapeflow::cuda_launch {
 
+// NOTE [Mirror enums]: the few enums below that stand for a group of Ops (Distribution,
+// Activation, Xent) list those Ops, in the enum's order, in op_of(); a static_assert per
+// enumerator checks that E::e stands for the Op of its name, so reordering or extending one side
+// alone breaks the build with a message naming the enumerator. Elem mirrors DType (asserted in
+// ops_cuda.hpp, which sees both). The kernel tables' families (unary, binary, reductions,
+// optimizer updates) have no mirror enum: their launchers take the Op.
+#define TAPEFLOW_MIRRORS(E, e, op) \
+    static_assert(op_of(E::e) == Op::op, #E "::" #e " must stand for Op::" #op " (op_of's list)");
+
 /// Element types, in tapeflow::DType's order (ops_cuda.hpp converts with a static_cast and
 /// static_asserts the order).
 enum class Elem : uint8_t { f32, f64, i32, i64, u8, b8, f16, bf16 };
@@ -40,6 +49,13 @@ cudaError_t fill_bits(
     void* out, int64_t n, uint64_t pattern, int element_size, cudaStream_t stream);
 
 enum class Distribution { uniform, normal, truncated_normal };
+constexpr Op op_of(Distribution d) {
+    constexpr Op kOps[] = {Op::random_uniform, Op::random_normal, Op::truncated_normal};
+    return kOps[static_cast<int>(d)];
+}
+TAPEFLOW_MIRRORS(Distribution, uniform, random_uniform)
+TAPEFLOW_MIRRORS(Distribution, normal, random_normal)
+TAPEFLOW_MIRRORS(Distribution, truncated_normal, truncated_normal)
 
 /// The generator position (TensorFlow's seed pair, then `offset` blocks on) and the affine step
 /// rnd * scale + shift in the output's format (uniform: maxval - minval and minval; the normals:
@@ -215,14 +231,15 @@ cudaError_t int_matmul(Elem elem,
                        bool transpose_b,
                        cudaStream_t stream);
 
-// ---- reductions and scans (reduce_kernels.cu) ----
+// ---- reductions and scans (reduce_kernels.cu): the rows of kernels/shared/reduce_ops.def ----
+// Each launcher takes the Op of a row of its kind and returns cudaErrorInvalidValue for other ops
+// or for dtypes outside the row's set.
 
-enum class Reduce { sum, mean, prod, max, min, any, all };
-
-/// Reduces `in`, seen as [outer..., reduced...]: plan.dims holds the kept dimensions then the
-/// reduced ones (kept_rank of them first); plan.strides[0] is the input's stride for each. out is
-/// contiguous over the kept dimensions. `scratch` holds scratch_bytes() of device memory.
-cudaError_t reduce(Reduce op,
+/// A TFL_REDUCE row: reduces `in`, seen as [outer..., reduced...]: plan.dims holds the kept
+/// dimensions then the reduced ones (kept_rank of them first); plan.strides[0] is the input's
+/// stride for each. out is contiguous over the kept dimensions. `scratch` holds scratch_bytes() of
+/// device memory.
+cudaError_t reduce(Op op,
                    Elem elem,
                    const void* in,
                    void* out,
@@ -234,8 +251,9 @@ cudaError_t reduce(Reduce op,
 /// Device bytes reduce() needs as scratch for this shape (0 when it needs none).
 int64_t reduce_scratch_bytes(Elem elem, int64_t n_out, int64_t n_reduced, int sm_count);
 
-/// argmax / argmin of [outer, n, inner] along n; `out` is int32 or int64 (out_is_64).
-cudaError_t arg_reduce(bool is_max,
+/// A TFL_ARG_REDUCE row (argmax, argmin) of [outer, n, inner] along n; `out` is int32 or int64
+/// (out_is_64).
+cudaError_t arg_reduce(Op op,
                        Elem elem,
                        const void* in,
                        void* out,
@@ -245,8 +263,8 @@ cudaError_t arg_reduce(bool is_max,
                        int64_t inner,
                        cudaStream_t stream);
 
-/// cumsum / cumprod of [outer, n, inner] along n.
-cudaError_t scan(bool is_prod,
+/// A TFL_SCAN row (cumsum, cumprod) of [outer, n, inner] along n.
+cudaError_t scan(Op op,
                  Elem elem,
                  const void* in,
                  void* out,
@@ -257,9 +275,19 @@ cudaError_t scan(bool is_prod,
                  bool reverse,
                  cudaStream_t stream);
 
-// ---- nn ops (nn_kernels.cu, conv_kernels.cu) ----
+// ---- nn ops (nn_kernels.cu, conv_kernels.cu, pool_kernels.cu) ----
 
+/// An activation; activation_grad runs its _grad op.
 enum class Activation { relu, relu6, elu, selu, leaky_relu };
+constexpr Op op_of(Activation a) {
+    constexpr Op kOps[] = {Op::relu, Op::relu6, Op::elu, Op::selu, Op::leaky_relu};
+    return kOps[static_cast<int>(a)];
+}
+TAPEFLOW_MIRRORS(Activation, relu, relu)
+TAPEFLOW_MIRRORS(Activation, relu6, relu6)
+TAPEFLOW_MIRRORS(Activation, elu, elu)
+TAPEFLOW_MIRRORS(Activation, selu, selu)
+TAPEFLOW_MIRRORS(Activation, leaky_relu, leaky_relu)
 
 /// out[i] = f(in[i]) (contiguous); alpha is leaky_relu's slope. relu/relu6 take floats and
 /// int32/int64, the others floats.
@@ -292,6 +320,13 @@ cudaError_t softmax(bool log,
                     cudaStream_t stream);
 
 enum class Xent { dense, sparse, sparse_grad };
+constexpr Op op_of(Xent x) {
+    constexpr Op kOps[] = {Op::softmax_xent, Op::sparse_softmax_xent, Op::sparse_xent_grad};
+    return kOps[static_cast<int>(x)];
+}
+TAPEFLOW_MIRRORS(Xent, dense, softmax_xent)
+TAPEFLOW_MIRRORS(Xent, sparse, sparse_softmax_xent)
+TAPEFLOW_MIRRORS(Xent, sparse_grad, sparse_xent_grad)
 /// Row-wise losses of logits [rows, n] (float32/float64). dense: loss[r] = sum(labels * (lse - x))
 /// with labels [rows, n] of the logits' type; sparse: loss[r] = lse - x[label[r]]; sparse_grad:
 /// out[r] = softmax(x[r]) - onehot(label[r]). Sparse labels are int32 or int64 (label_is_64), in
@@ -316,7 +351,8 @@ cudaError_t bias_add(Elem elem,
                      int64_t inner,
                      cudaStream_t stream);
 
-/// A 2-D window over NHWC input (the CPU's nn_detail::Window2d).
+/// A 2-D window over NHWC input (the CPU's nn_detail::Window2d, copied field by field by name in
+/// window_of(): no enum, nothing an order could break).
 struct Window {
     int64_t n = 0, h = 0, w = 0, c = 0;
     int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
@@ -372,5 +408,7 @@ cudaError_t sparse_optimizer_update(Op op,
                                     int64_t rows,
                                     int64_t row_len,
                                     cudaStream_t stream);
+
+#undef TAPEFLOW_MIRRORS
 
 }  // namespace tapeflow::cuda_launch

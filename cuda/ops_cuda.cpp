@@ -192,6 +192,7 @@ void register_cuda_kernels(KernelRegistry& r) {
     r.add(Op::shape, kCuda, shape_kernel, kAllTypes);
     register_elementwise_cuda(r);
     register_reduce_cuda(r);
+    register_matmul_cuda(r);
     register_array_cuda(r);
     register_nn_cuda(r);
     register_training_cuda(r);

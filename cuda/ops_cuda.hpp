@@ -27,6 +27,8 @@ TAPEFLOW_SAME_ELEM(b8, bool_)
 TAPEFLOW_SAME_ELEM(f16, float16)
 TAPEFLOW_SAME_ELEM(bf16, bfloat16)
 #undef TAPEFLOW_SAME_ELEM
+static_assert(static_cast<int>(cuda_launch::Elem::bf16) + 1 == kNumDTypes,
+              "cuda_launch::Elem lists every DType, in DType's order");
 
 /// The launchers' Window of a CPU window geometry (ops_cuda_nn.cpp).
 cuda_launch::Window window_of(const nn_detail::Window2d& w);
@@ -64,7 +66,8 @@ void cublas_check(cublasStatus_t status, const char* call, const char* file, int
     ::tapeflow::cuda_ops::cublas_check((call), #call, __FILE__, __LINE__)
 
 void register_elementwise_cuda(KernelRegistry& r);
-void register_reduce_cuda(KernelRegistry& r);
+void register_reduce_cuda(KernelRegistry& r);  // ops_cuda_reduce.cpp
+void register_matmul_cuda(KernelRegistry& r);  // ops_cuda_matmul.cpp
 void register_array_cuda(KernelRegistry& r);
 void register_nn_cuda(KernelRegistry& r);
 void register_training_cuda(KernelRegistry& r);

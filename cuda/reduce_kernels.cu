@@ -1,42 +1,47 @@
-// CUDA kernels of the reductions (sum, mean, prod, max, min, any, all), argmax/argmin and the
-// scans. Reductions take the input as kept dimensions x reduced dimensions (any axes, merged by
-// ops_cuda_reduce.cpp): when the reduced elements of an output are contiguous, blocks reduce
-// them (split into chunks whose partials a second pass combines, so that a full reduction uses
-// every SM; no atomics, so results are deterministic); otherwise each thread reduces one output,
-// with neighbouring threads reading neighbouring elements. Same accumulator rules as the CPU:
-// integers wrap (unsigned), 16-bit floats accumulate in float, max/min propagate NaN; float32
-// sums accumulate in double.
+// CUDA kernels of the reduction table (lib/kernels/shared/reduce_ops.def): the reductions (sum,
+// mean, prod, max, min, any, all), argmax/argmin and the scans, with the switches over Op generated
+// from the table's rows, so each op is instantiated for the dtypes the CPU registers. Reductions
+// take the input as kept dimensions x reduced dimensions (any axes, merged by ops_cuda_reduce.cpp):
+// when the reduced elements of an output are contiguous, blocks reduce them (split into chunks
+// whose partials a second pass combines, so that a full reduction uses every SM; no atomics, so
+// results are deterministic); otherwise each thread reduces one output, with neighbouring threads
+// reading neighbouring elements. Same accumulator rules as the CPU: integers wrap (unsigned),
+// 16-bit floats accumulate in float, max/min propagate NaN; float32 sums accumulate in double.
 #include <limits>
 
 #include "device_common.cuh"
+#include "kernels/shared/reduce_combine.hpp"
 
 namespace tapeflow::cuda_launch {
 namespace {
 
-template <Reduce K, class T>
+using ew::TypeSet;
+using reduction::Combine;
+
+template <Combine K, class T>
 struct Reducer {
-    static constexpr bool kSum = K == Reduce::sum || K == Reduce::mean;
+    static constexpr bool kSum = K == Combine::sum || K == Combine::mean;
     static constexpr bool kInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
     using L = std::conditional_t<
-        K == Reduce::any || K == Reduce::all,
+        K == Combine::any || K == Combine::all,
         bool,
         std::conditional_t<
-            kInt && K != Reduce::max && K != Reduce::min,
+            kInt && K != Combine::max && K != Combine::min,
             std::make_unsigned_t<std::conditional_t<kInt, T, int>>,
             std::conditional_t<kSum && std::is_same_v<T, float>, double, compute_t<T>>>>;
 
     __device__ static L identity() {
         if constexpr (kSum) return L(0);
-        if constexpr (K == Reduce::prod) return L(1);
-        if constexpr (K == Reduce::any) return false;
-        if constexpr (K == Reduce::all) return true;
-        if constexpr (K == Reduce::max) {
+        if constexpr (K == Combine::prod) return L(1);
+        if constexpr (K == Combine::any) return false;
+        if constexpr (K == Combine::all) return true;
+        if constexpr (K == Combine::max) {
             if constexpr (std::is_floating_point_v<L>)
                 return -std::numeric_limits<L>::infinity();
             else
                 return std::numeric_limits<L>::lowest();
         }
-        if constexpr (K == Reduce::min) {
+        if constexpr (K == Combine::min) {
             if constexpr (std::is_floating_point_v<L>)
                 return std::numeric_limits<L>::infinity();
             else
@@ -58,14 +63,14 @@ struct Reducer {
     // max and min propagate NaN whichever side it is on, so the combine order does not matter.
     __device__ static L combine(L a, L v) {
         if constexpr (kSum) return static_cast<L>(a + v);
-        if constexpr (K == Reduce::prod) return static_cast<L>(a * v);
-        if constexpr (K == Reduce::any) return a || v;
-        if constexpr (K == Reduce::all) return a && v;
-        if constexpr (K == Reduce::max) return (v > a || is_nan(v)) ? v : a;
-        if constexpr (K == Reduce::min) return (v < a || is_nan(v)) ? v : a;
+        if constexpr (K == Combine::prod) return static_cast<L>(a * v);
+        if constexpr (K == Combine::any) return a || v;
+        if constexpr (K == Combine::all) return a && v;
+        if constexpr (K == Combine::max) return (v > a || is_nan(v)) ? v : a;
+        if constexpr (K == Combine::min) return (v < a || is_nan(v)) ? v : a;
     }
     __device__ static T finalize(L a, int64_t count) {
-        if constexpr (K == Reduce::mean) {
+        if constexpr (K == Combine::mean) {
             if constexpr (kInt) {
                 return count == 0 ? T(0) : static_cast<T>(static_cast<T>(a) / count);
             } else {
@@ -104,7 +109,7 @@ __device__ L block_combine(L v) {
 
 // Block b = o * chunks + c reduces chunk c of output o's contiguous reduced run; with one chunk it
 // writes the output, else a partial into scratch[b].
-template <Reduce K, class T>
+template <Combine K, class T>
 __global__ void reduce_rows_kernel(const T* in,
                                    T* out,
                                    typename Reducer<K, T>::L* scratch,
@@ -133,7 +138,7 @@ __global__ void reduce_rows_kernel(const T* in,
     }
 }
 
-template <Reduce K, class T>
+template <Combine K, class T>
 __global__ void combine_partials_kernel(const typename Reducer<K, T>::L* scratch,
                                         T* out,
                                         int64_t chunks,
@@ -147,7 +152,7 @@ __global__ void combine_partials_kernel(const typename Reducer<K, T>::L* scratch
     if (threadIdx.x == 0) out[blockIdx.x] = R::finalize(acc, n_red);
 }
 
-template <Reduce K, class T>
+template <Combine K, class T>
 __global__ void reduce_columns_kernel(
     const T* in, T* out, IndexPlan<1> plan, int kept_rank, int64_t n_out, int64_t n_red) {
     using R = Reducer<K, T>;
@@ -184,7 +189,7 @@ int64_t chunks_for(const Shape2& s, int sm_count) {
     return chunks < 1 ? 1 : chunks;
 }
 
-template <Reduce K, class T>
+template <Combine K, class T>
 cudaError_t reduce_typed(const void* in_v,
                          void* out_v,
                          const IndexPlan<1>& plan,
@@ -213,11 +218,13 @@ cudaError_t reduce_typed(const void* in_v,
     return cudaGetLastError();
 }
 
-template <Reduce K, class F>
-cudaError_t visit_reduce_types(Elem elem, F&& f) {
+// f(tag) for the C++ type of `elem` when it is in the row's dtype set K, else
+// cudaErrorInvalidValue.
+template <TypeSet K, class F>
+cudaError_t visit_in_set(Elem elem, F&& f) {
     return visit_elem(elem, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        if constexpr ((K == Reduce::any || K == Reduce::all) != std::is_same_v<T, bool>) {
+        if constexpr (!in_type_set<K, T>()) {
             return cudaErrorInvalidValue;
         } else {
             return f(tag);
@@ -252,10 +259,12 @@ __global__ void arg_kernel(const T* in, I* out, int64_t outer, int64_t n, int64_
 
 // ---- cumsum / cumprod ----
 
-template <bool kProd, class T>
+template <Combine K, class T>
 __global__ void scan_kernel(
     const T* in, T* out, int64_t outer, int64_t n, int64_t inner, bool exclusive, bool reverse) {
-    using R = Reducer<kProd ? Reduce::prod : Reduce::sum, T>;
+    static_assert(K == Combine::sum || K == Combine::prod, "scans add or multiply");
+    constexpr bool kProd = K == Combine::prod;
+    using R = Reducer<K, T>;
     // The CPU scans in the compute type (float for float32), not in double.
     using L = std::conditional_t<std::is_same_v<T, float>, float, typename R::L>;
     const int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -283,7 +292,22 @@ int64_t reduce_scratch_bytes(Elem elem, int64_t n_out, int64_t n_reduced, int sm
     return n_out * chunks_for(s, sm_count) * 8;
 }
 
-cudaError_t reduce(Reduce op,
+template <Combine K, TypeSet Types>
+cudaError_t reduce_in_set(Elem elem,
+                          const void* in,
+                          void* out,
+                          const IndexPlan<1>& plan,
+                          int kept_rank,
+                          void* scratch,
+                          int sm_count,
+                          cudaStream_t stream) {
+    return visit_in_set<Types>(elem, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        return reduce_typed<K, T>(in, out, plan, kept_rank, scratch, sm_count, stream);
+    });
+}
+
+cudaError_t reduce(Op op,
                    Elem elem,
                    const void* in,
                    void* out,
@@ -292,33 +316,47 @@ cudaError_t reduce(Reduce op,
                    void* scratch,
                    int sm_count,
                    cudaStream_t stream) {
-    auto go = [&](auto k) {
-        constexpr Reduce K = decltype(k)::value;
-        return visit_reduce_types<K>(elem, [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            return reduce_typed<K, T>(in, out, plan, kept_rank, scratch, sm_count, stream);
-        });
-    };
-    switch (op) {
-        case Reduce::sum:
-            return go(std::integral_constant<Reduce, Reduce::sum>{});
-        case Reduce::mean:
-            return go(std::integral_constant<Reduce, Reduce::mean>{});
-        case Reduce::prod:
-            return go(std::integral_constant<Reduce, Reduce::prod>{});
-        case Reduce::max:
-            return go(std::integral_constant<Reduce, Reduce::max>{});
-        case Reduce::min:
-            return go(std::integral_constant<Reduce, Reduce::min>{});
-        case Reduce::any:
-            return go(std::integral_constant<Reduce, Reduce::any>{});
-        case Reduce::all:
-            return go(std::integral_constant<Reduce, Reduce::all>{});
+    switch (op) {  // the TFL_REDUCE rows of kernels/shared/reduce_ops.def
+#define TFL_REDUCE(name, combine, dtypes)                        \
+    case Op::name:                                               \
+        return reduce_in_set<Combine::combine, TypeSet::dtypes>( \
+            elem, in, out, plan, kept_rank, scratch, sm_count, stream);
+#define TFL_ARG_REDUCE(name, extremum, dtypes)
+#define TFL_SCAN(name, combine, dtypes)
+#include "kernels/shared/reduce_ops.def"
+#undef TFL_SCAN
+#undef TFL_ARG_REDUCE
+#undef TFL_REDUCE
+        default:
+            return cudaErrorInvalidValue;
     }
-    return cudaErrorInvalidValue;
 }
 
-cudaError_t arg_reduce(bool is_max,
+template <bool kMax, TypeSet Types>
+cudaError_t arg_in_set(Elem elem,
+                       const void* in,
+                       void* out,
+                       bool out_is_64,
+                       int64_t outer,
+                       int64_t n,
+                       int64_t inner,
+                       cudaStream_t stream) {
+    return visit_in_set<Types>(elem, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const auto* x = static_cast<const T*>(in);
+        const unsigned blocks = blocks_for(outer * inner, 1);
+        if (out_is_64) {
+            arg_kernel<kMax, T, int64_t>
+                <<<blocks, kThreads, 0, stream>>>(x, static_cast<int64_t*>(out), outer, n, inner);
+        } else {
+            arg_kernel<kMax, T, int32_t>
+                <<<blocks, kThreads, 0, stream>>>(x, static_cast<int32_t*>(out), outer, n, inner);
+        }
+        return cudaGetLastError();
+    });
+}
+
+cudaError_t arg_reduce(Op op,
                        Elem elem,
                        const void* in,
                        void* out,
@@ -327,30 +365,42 @@ cudaError_t arg_reduce(bool is_max,
                        int64_t n,
                        int64_t inner,
                        cudaStream_t stream) {
-    const int64_t n_out = outer * inner;
-    if (n_out == 0) return cudaSuccess;
-    return visit_elem(elem, [&](auto tag) {
+    if (outer * inner == 0) return cudaSuccess;
+    switch (op) {  // the TFL_ARG_REDUCE rows of kernels/shared/reduce_ops.def
+#define TFL_REDUCE(name, combine, dtypes)
+#define TFL_ARG_REDUCE(name, extremum, dtypes)                                 \
+    case Op::name:                                                             \
+        return arg_in_set<Combine::extremum == Combine::max, TypeSet::dtypes>( \
+            elem, in, out, out_is_64, outer, n, inner, stream);
+#define TFL_SCAN(name, combine, dtypes)
+#include "kernels/shared/reduce_ops.def"
+#undef TFL_SCAN
+#undef TFL_ARG_REDUCE
+#undef TFL_REDUCE
+        default:
+            return cudaErrorInvalidValue;
+    }
+}
+
+template <Combine K, TypeSet Types>
+cudaError_t scan_in_set(Elem elem,
+                        const void* in,
+                        void* out,
+                        int64_t outer,
+                        int64_t n,
+                        int64_t inner,
+                        bool exclusive,
+                        bool reverse,
+                        cudaStream_t stream) {
+    return visit_in_set<Types>(elem, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        const auto* x = static_cast<const T*>(in);
-        const unsigned blocks = blocks_for(n_out, 1);
-        if (is_max && out_is_64) {
-            arg_kernel<true, T, int64_t>
-                <<<blocks, kThreads, 0, stream>>>(x, static_cast<int64_t*>(out), outer, n, inner);
-        } else if (is_max) {
-            arg_kernel<true, T, int32_t>
-                <<<blocks, kThreads, 0, stream>>>(x, static_cast<int32_t*>(out), outer, n, inner);
-        } else if (out_is_64) {
-            arg_kernel<false, T, int64_t>
-                <<<blocks, kThreads, 0, stream>>>(x, static_cast<int64_t*>(out), outer, n, inner);
-        } else {
-            arg_kernel<false, T, int32_t>
-                <<<blocks, kThreads, 0, stream>>>(x, static_cast<int32_t*>(out), outer, n, inner);
-        }
+        scan_kernel<K, T><<<blocks_for(outer * inner, 1), kThreads, 0, stream>>>(
+            static_cast<const T*>(in), static_cast<T*>(out), outer, n, inner, exclusive, reverse);
         return cudaGetLastError();
     });
 }
 
-cudaError_t scan(bool is_prod,
+cudaError_t scan(Op op,
                  Elem elem,
                  const void* in,
                  void* out,
@@ -360,25 +410,21 @@ cudaError_t scan(bool is_prod,
                  bool exclusive,
                  bool reverse,
                  cudaStream_t stream) {
-    const int64_t lines = outer * inner;
-    if (lines == 0 || n == 0) return cudaSuccess;
-    return visit_elem(elem, [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        if constexpr (std::is_same_v<T, bool>) {
+    if (outer * inner == 0 || n == 0) return cudaSuccess;
+    switch (op) {  // the TFL_SCAN rows of kernels/shared/reduce_ops.def
+#define TFL_REDUCE(name, combine, dtypes)
+#define TFL_ARG_REDUCE(name, extremum, dtypes)
+#define TFL_SCAN(name, combine, dtypes)                        \
+    case Op::name:                                             \
+        return scan_in_set<Combine::combine, TypeSet::dtypes>( \
+            elem, in, out, outer, n, inner, exclusive, reverse, stream);
+#include "kernels/shared/reduce_ops.def"
+#undef TFL_SCAN
+#undef TFL_ARG_REDUCE
+#undef TFL_REDUCE
+        default:
             return cudaErrorInvalidValue;
-        } else {
-            const auto* x = static_cast<const T*>(in);
-            auto* y = static_cast<T*>(out);
-            if (is_prod) {
-                scan_kernel<true, T><<<blocks_for(lines, 1), kThreads, 0, stream>>>(
-                    x, y, outer, n, inner, exclusive, reverse);
-            } else {
-                scan_kernel<false, T><<<blocks_for(lines, 1), kThreads, 0, stream>>>(
-                    x, y, outer, n, inner, exclusive, reverse);
-            }
-            return cudaGetLastError();
-        }
-    });
+    }
 }
 
 }  // namespace tapeflow::cuda_launch

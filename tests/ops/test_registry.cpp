@@ -1,18 +1,21 @@
 // The registry's completeness: every op of lib/ops/op_list.def has a gradient row (nullptr meaning
 // "not differentiable" counts), a CPU kernel and, in a build with the CUDA backend, a CUDA kernel
 // (unless it never runs a kernel), a row in the op-case table (tests/ops/op_cases.cpp) and an entry
-// in docs/ops.md. Each failure names the op and what it lacks.
+// in docs/ops.md; the rows of the kernel tables (lib/kernels/shared/*.def) are registered for
+// their dtype sets on each device. Each failure names the op and what it lacks.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
 #include <tapeflow/tapeflow.hpp>
 
+#include "kernels/shared/elementwise_host.hpp"
 #include "ops/dispatch.hpp"
 #include "ops/op.hpp"
 #include "ops/op_cases.hpp"
@@ -80,6 +83,56 @@ TEST_CASE("every op has a gradient row, kernels, an op-case row and a docs entry
     INFO("ops that lack a part:" << missing);
     CHECK(missing.empty());
     if (!cuda_built) WARN("no CUDA kernels registered (CPU-only build): CUDA kernels not checked");
+}
+
+// The kernel tables state each row's dtypes once: every device's kernel accepts exactly that set.
+TEST_CASE("kernel table rows are registered for their dtype sets on every device", "[registry]") {
+    using tf::ew::TypeSet;
+    struct Row {
+        Op op;
+        TypeSet dtypes;
+    };
+    const std::vector<Row> rows = {
+#define TFL_UNARY(op, functor, dtypes, cost) {Op::op, TypeSet::dtypes},
+#include "kernels/shared/unary_ops.def"
+#undef TFL_UNARY
+#define TFL_BINARY(op, functor, dtypes, check, cost) {Op::op, TypeSet::dtypes},
+#define TFL_COMPARE(op, functor, dtypes) {Op::op, TypeSet::dtypes},
+#include "kernels/shared/binary_ops.def"
+#undef TFL_COMPARE
+#undef TFL_BINARY
+#define TFL_REDUCE(op, combine, dtypes) {Op::op, TypeSet::dtypes},
+#define TFL_ARG_REDUCE(op, extremum, dtypes) {Op::op, TypeSet::dtypes},
+#define TFL_SCAN(op, combine, dtypes) {Op::op, TypeSet::dtypes},
+#include "kernels/shared/reduce_ops.def"
+#undef TFL_SCAN
+#undef TFL_ARG_REDUCE
+#undef TFL_REDUCE
+    };
+    const tf::KernelRegistry& registry = tf::kernel_registry();
+    std::string wrong;
+    for (const Row& row : rows) {
+        const tf::DTypeSet want = tf::ew::dtypes_of(row.dtypes);
+        for (const tf::Device device : {tf::Device::cpu(), tf::Device::cuda(0)}) {
+            if (!registry.has(row.op, device.type())) continue;  // the test above names it
+            for (int d = 0; d < tf::kNumDTypes; ++d) {
+                const auto dtype = static_cast<tf::DType>(d);
+                bool found = true;
+                try {
+                    (void)registry.find(row.op, device, dtype);
+                } catch (const tf::errors::UnimplementedError&) {
+                    found = false;
+                }
+                if (found != want.contains(dtype)) {
+                    wrong.append("\n  ").append(tf::op_name(row.op)).append(" on ");
+                    wrong.append(device.str()).append(found ? " takes " : " lacks ");
+                    wrong.append(tf::dtype_name(dtype));
+                }
+            }
+        }
+    }
+    INFO("kernels whose dtypes differ from their table row:" << wrong);
+    CHECK(wrong.empty());
 }
 
 TEST_CASE("docs/ops.md lists only ops of op_list.def", "[registry]") {

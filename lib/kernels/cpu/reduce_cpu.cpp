@@ -1,167 +1,30 @@
-// CPU kernels of the reductions (Sum, Mean, Max, Min, Prod, Any, All), ArgMax/ArgMin and the scans
-// (Cumsum, Cumprod). A reduction first merges adjacent axes into alternating kept/reduced groups;
-// then every case is a reduction of contiguous rows (the last group reduced), an accumulation of
-// contiguous rows into an output row (the last group kept), or the first followed by the second.
-// NOTE [Deterministic reductions]: work is cut into blocks whose bounds depend only on the shape,
-// and block results are combined in a fixed order, so a result never depends on the thread count.
+// CPU kernels of the reductions (Sum, Mean, Max, Min, Prod, Any, All): the TFL_REDUCE rows of the
+// reduction table (kernels/shared/reduce_ops.def; ArgMax/ArgMin and the scans are in
+// arg_scan_cpu.cpp, the combine rules in reduce_cpu.hpp). A reduction first merges adjacent axes
+// into alternating kept/reduced groups; then every case is a reduction of contiguous rows (the last
+// group reduced), an accumulation of contiguous rows into an output row (the last group kept), or
+// the first followed by the second. NOTE [Deterministic reductions]: work is cut into blocks whose
+// bounds depend only on the shape, and block results are combined in a fixed order, so a result
+// never depends on the thread count.
+#include "kernels/cpu/reduce_cpu.hpp"
+
 #include <algorithm>
-#include <cmath>
-#include <limits>
-#include <memory>
-#include <type_traits>
 #include <vector>
 
-#include <xsimd/xsimd.hpp>
-
-#include "core/dtype_dispatch.hpp"
 #include "core/parallel.hpp"
+#include "kernels/shared/elementwise_host.hpp"
 #include "ops/op_families.hpp"
 
 namespace tapeflow::cpu {
 namespace {
 
-constexpr int64_t kBlock = 1 << 15;          // elements of a row reduced as one block
-constexpr int64_t kLeaf = 1 << 10;           // elements a vector sum adds before going to double
-constexpr int64_t kColumns = 1 << 12;        // output columns per item of a row accumulation
-constexpr int64_t kMinBlockRows = 16;        // fewest rows in a block of a split row accumulation
-constexpr int64_t kMaxBlockRows = 1 << 10;   // most rows accumulated before partials combine
-constexpr int64_t kTargetItems = 64;         // work items a split row accumulation aims for
-constexpr int64_t kParallelElems = 1 << 16;  // elements per thread before a loop goes parallel
+using namespace reduce_detail;
 
-int64_t ceil_div(int64_t a, int64_t b) {
-    return (a + b - 1) / b;
-}
-
-// Uninitialized scratch of n values (std::vector<bool> has no data()).
-template <class L>
-std::unique_ptr<L[]> scratch(int64_t n) {
-    return std::make_unique_for_overwrite<L[]>(static_cast<std::size_t>(n));
-}
-
-// ---- The combine rules ----
-
-enum class Kind { sum, mean, prod, max, min, any, all };
-
-template <class T>
-constexpr bool is_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
-
-// The type a reduction accumulates in: float for the 16-bit floats, the unsigned type for integers
-// (so overflow wraps as in TensorFlow instead of being undefined), bool for any/all.
-template <Kind K, class T>
-struct Lane {
-    using type = compute_t<T>;
-};
-template <Kind K, class T>
-requires(is_int_v<T>&& K != Kind::max && K != Kind::min) struct Lane<K, T> {
-    using type = std::make_unsigned_t<T>;
-};
-template <class T>
-struct Lane<Kind::any, T> {
-    using type = bool;
-};
-template <class T>
-struct Lane<Kind::all, T> {
-    using type = bool;
-};
-template <Kind K, class T>
-using lane_t = typename Lane<K, T>::type;
-
-template <class L, class In>
-L to_lane(In v) {
-    if constexpr (std::is_same_v<L, bool>) {
-        return static_cast<float>(v) != 0.0f;
-    } else if constexpr (is_half_v<In>) {
-        return static_cast<L>(static_cast<float>(v));
-    } else {
-        return static_cast<L>(v);
-    }
-}
-
-template <class V>
-bool is_nan(V v) {
-    if constexpr (std::is_floating_point_v<V>) {
-        return std::isnan(v);
-    } else {
-        return false;
-    }
-}
-
-template <Kind K, class T>
-struct Reducer {
-    using L = lane_t<K, T>;
-    // Hand-vectorized loops for float32/float64 (the other types use plain loops).
-    static constexpr bool kSimd =
-        (std::is_same_v<T, float> || std::is_same_v<T, double>)&&K != Kind::any && K != Kind::all;
-    static constexpr bool kSum = K == Kind::sum || K == Kind::mean;
-
-    static L identity() {
-        if constexpr (kSum) return L(0);
-        if constexpr (K == Kind::prod) return L(1);
-        if constexpr (K == Kind::any) return false;
-        if constexpr (K == Kind::all) return true;
-        if constexpr (K == Kind::max) {
-            if constexpr (std::is_floating_point_v<L>)
-                return -std::numeric_limits<L>::infinity();
-            else
-                return std::numeric_limits<L>::lowest();
-        }
-        if constexpr (K == Kind::min) {
-            if constexpr (std::is_floating_point_v<L>)
-                return std::numeric_limits<L>::infinity();
-            else
-                return std::numeric_limits<L>::max();
-        }
-    }
-
-    // max and min propagate NaN (keeping the accumulator when it is NaN already).
-    static L combine(L a, L v) {
-        if constexpr (kSum) return static_cast<L>(a + v);
-        if constexpr (K == Kind::prod) return static_cast<L>(a * v);
-        if constexpr (K == Kind::any) return a || v;
-        if constexpr (K == Kind::all) return a && v;
-        if constexpr (K == Kind::max) return (v > a || is_nan(v)) ? v : a;
-        if constexpr (K == Kind::min) return (v < a || is_nan(v)) ? v : a;
-    }
-
-    // vmaxps/vminps return the second operand when either is NaN: max(v, a) keeps a NaN
-    // accumulator, and the select takes a NaN v (isnan: xsimd's != is an ordered compare).
-    template <class B>
-    static B vcombine(const B& a, const B& v) {
-        if constexpr (kSum) return a + v;
-        if constexpr (K == Kind::prod) return a * v;
-        if constexpr (K == Kind::max) return xsimd::select(xsimd::isnan(v), v, xsimd::max(v, a));
-        if constexpr (K == Kind::min) return xsimd::select(xsimd::isnan(v), v, xsimd::min(v, a));
-    }
-
-    // Combines n partial results p[0], p[stride], ... in order; float32 sums in double.
-    static L combine_partials(const L* p, int64_t n, int64_t stride) {
-        if constexpr (kSum && std::is_same_v<L, float>) {
-            double acc = 0;
-            for (int64_t i = 0; i < n; ++i)
-                acc += p[i * stride];
-            return static_cast<float>(acc);
-        } else {
-            L acc = identity();
-            for (int64_t i = 0; i < n; ++i)
-                acc = combine(acc, p[i * stride]);
-            return acc;
-        }
-    }
-
-    static T finalize(L a, int64_t count) {
-        if constexpr (K == Kind::mean) {
-            if constexpr (is_int_v<T>) {
-                return count == 0 ? T(0) : static_cast<T>(static_cast<T>(a) / count);
-            } else {
-                return convert_element<T>(a / static_cast<L>(count));
-            }
-        } else if constexpr (is_int_v<T>) {
-            return static_cast<T>(a);
-        } else {
-            return convert_element<T>(a);
-        }
-    }
-};
+constexpr int64_t kBlock = 1 << 15;         // elements of a row reduced as one block
+constexpr int64_t kLeaf = 1 << 10;          // elements a vector sum adds before going to double
+constexpr int64_t kMinBlockRows = 16;       // fewest rows in a block of a split row accumulation
+constexpr int64_t kMaxBlockRows = 1 << 10;  // most rows accumulated before partials combine
+constexpr int64_t kTargetItems = 64;        // work items a split row accumulation aims for
 
 // ---- Contiguous building blocks ----
 
@@ -431,7 +294,7 @@ void accumulate_groups(const In* x, T* y, const Groups& g, int64_t count) {
     });
 }
 
-template <Kind K, class T>
+template <Combine K, class T>
 void reduce_typed(const Tensor& input, const Tensor& output, const std::vector<int64_t>& axes) {
     using R = Reducer<K, T>;
     using L = typename R::L;
@@ -470,147 +333,14 @@ void reduce_typed(const Tensor& input, const Tensor& output, const std::vector<i
     accumulate_groups<R>(partial.get(), y, g, count);
 }
 
-template <Kind K>
+template <Combine K, ew::TypeSet Types>
 void reduce_kernel(const KernelContext& ctx) {
     const Tensor& x = ctx.inputs[0];
     const auto& axes = ctx.attrs.get<std::vector<int64_t>>("axes");
     visit_dtype(x.dtype(), [&](auto tag) {
         using T = typename decltype(tag)::type;
-        if constexpr ((K == Kind::any || K == Kind::all) == std::is_same_v<T, bool>) {
+        if constexpr (in_set<Types, T>()) {
             reduce_typed<K, T>(x, ctx.outputs[0], axes);
-        }
-    });
-}
-
-// ---- ArgMax / ArgMin ----
-
-// The input as [outer, n, inner] around `axis`.
-struct Around {
-    int64_t outer = 1;
-    int64_t n = 1;
-    int64_t inner = 1;
-};
-
-Around around_axis(const Shape& shape, int64_t axis) {
-    Around a;
-    for (int64_t d = 0; d < shape.rank(); ++d) {
-        const int64_t size = shape.dims()[static_cast<std::size_t>(d)];
-        if (d < axis)
-            a.outer *= size;
-        else if (d == axis)
-            a.n = size;
-        else
-            a.inner *= size;
-    }
-    return a;
-}
-
-// The first index of the extremum; NaN counts as the extremum (its first occurrence wins).
-template <bool kMax, class T, class I>
-void arg_typed(const T* x, I* y, Around a) {
-    using V = compute_t<T>;
-    auto better = [](V v, V best) {
-        if constexpr (kMax)
-            return v > best || (is_nan(v) && !is_nan(best));
-        else
-            return v < best || (is_nan(v) && !is_nan(best));
-    };
-    const int64_t chunk = std::min(a.inner, kColumns);
-    const int64_t chunks = ceil_div(a.inner, chunk);
-    const int64_t grain = std::max<int64_t>(1, kParallelElems / std::max<int64_t>(1, a.n * chunk));
-    parallel_for(a.outer * chunks, grain, [&](int64_t begin, int64_t end) {
-        std::vector<V> best(static_cast<std::size_t>(chunk));
-        std::vector<I> index(static_cast<std::size_t>(chunk));
-        for (int64_t item = begin; item < end; ++item) {
-            const int64_t o = item / chunks;
-            const int64_t c0 = (item % chunks) * chunk;
-            const int64_t m = std::min(chunk, a.inner - c0);
-            const T* base = x + o * a.n * a.inner + c0;
-            for (int64_t j = 0; j < m; ++j) {
-                best[static_cast<std::size_t>(j)] = static_cast<V>(base[j]);
-                index[static_cast<std::size_t>(j)] = 0;
-            }
-            for (int64_t r = 1; r < a.n; ++r) {
-                const T* row = base + r * a.inner;
-                for (int64_t j = 0; j < m; ++j) {
-                    const auto v = static_cast<V>(row[j]);
-                    if (better(v, best[static_cast<std::size_t>(j)])) {
-                        best[static_cast<std::size_t>(j)] = v;
-                        index[static_cast<std::size_t>(j)] = static_cast<I>(r);
-                    }
-                }
-            }
-            std::copy(index.begin(), index.begin() + m, y + o * a.inner + c0);
-        }
-    });
-}
-
-template <bool kMax>
-void arg_kernel(const KernelContext& ctx) {
-    const Tensor& x = ctx.inputs[0];
-    const Tensor& y = ctx.outputs[0];
-    const Around a = around_axis(x.shape(), ctx.attrs.get<int64_t>("axis"));
-    if (y.num_elements() == 0) return;
-    visit_dtype(x.dtype(), [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        const T* in = static_cast<const T*>(x.raw_data());
-        if (y.dtype() == DType::int32) {
-            arg_typed<kMax>(in, static_cast<int32_t*>(y.mutable_raw_data()), a);
-        } else {
-            arg_typed<kMax>(in, static_cast<int64_t*>(y.mutable_raw_data()), a);
-        }
-    });
-}
-
-// ---- Cumsum / Cumprod ----
-
-// Scans [outer, n, inner] along n, a whole output row at a time (contiguous when inner > 1).
-template <Kind K, class T>
-void scan_typed(const T* x, T* y, Around a, bool exclusive, bool reverse) {
-    using R = Reducer<K, T>;
-    using L = typename R::L;
-    const int64_t chunk = std::min(a.inner, kColumns);
-    const int64_t chunks = ceil_div(a.inner, chunk);
-    const int64_t grain = std::max<int64_t>(1, kParallelElems / std::max<int64_t>(1, a.n * chunk));
-    parallel_for(a.outer * chunks, grain, [&](int64_t begin, int64_t end) {
-        const auto acc = scratch<L>(chunk);
-        for (int64_t item = begin; item < end; ++item) {
-            const int64_t o = item / chunks;
-            const int64_t c0 = (item % chunks) * chunk;
-            const int64_t m = std::min(chunk, a.inner - c0);
-            std::fill(acc.get(), acc.get() + m, R::identity());
-            for (int64_t s = 0; s < a.n; ++s) {
-                const int64_t r = reverse ? a.n - 1 - s : s;
-                const int64_t offset = (o * a.n + r) * a.inner + c0;
-                const T* in = x + offset;
-                T* out = y + offset;
-                for (int64_t j = 0; j < m; ++j) {
-                    L& v = acc[j];
-                    if (exclusive) out[j] = R::finalize(v, 1);
-                    v = R::combine(v, to_lane<L>(in[j]));
-                    if (!exclusive) out[j] = R::finalize(v, 1);
-                }
-            }
-        }
-    });
-}
-
-template <Kind K>
-void scan_kernel(const KernelContext& ctx) {
-    const Tensor& x = ctx.inputs[0];
-    const Tensor& y = ctx.outputs[0];
-    if (x.num_elements() == 0) return;
-    const Around a = around_axis(x.shape(), ctx.attrs.get<int64_t>("axis"));
-    const bool exclusive = ctx.attrs.get<bool>("exclusive");
-    const bool reverse = ctx.attrs.get<bool>("reverse");
-    visit_dtype(x.dtype(), [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        if constexpr (!std::is_same_v<T, bool>) {
-            scan_typed<K, T>(static_cast<const T*>(x.raw_data()),
-                             static_cast<T*>(y.mutable_raw_data()),
-                             a,
-                             exclusive,
-                             reverse);
         }
     });
 }
@@ -621,20 +351,21 @@ void scan_kernel(const KernelContext& ctx) {
 namespace tapeflow {
 
 void register_reduce_cpu(KernelRegistry& r) {
-    using namespace cpu;
-    constexpr auto kCpu = DeviceType::cpu;
-    constexpr DTypeSet kNumeric = kFloatTypes | kIntTypes;
-    r.add(Op::reduce_sum, kCpu, reduce_kernel<Kind::sum>, kNumeric);
-    r.add(Op::reduce_mean, kCpu, reduce_kernel<Kind::mean>, kNumeric);
-    r.add(Op::reduce_max, kCpu, reduce_kernel<Kind::max>, kNumeric);
-    r.add(Op::reduce_min, kCpu, reduce_kernel<Kind::min>, kNumeric);
-    r.add(Op::reduce_prod, kCpu, reduce_kernel<Kind::prod>, kNumeric);
-    r.add(Op::reduce_any, kCpu, reduce_kernel<Kind::any>, DTypeSet{DType::bool_});
-    r.add(Op::reduce_all, kCpu, reduce_kernel<Kind::all>, DTypeSet{DType::bool_});
-    r.add(Op::argmax, kCpu, arg_kernel<true>, kAllTypes);
-    r.add(Op::argmin, kCpu, arg_kernel<false>, kAllTypes);
-    r.add(Op::cumsum, kCpu, scan_kernel<Kind::sum>, kNumeric);
-    r.add(Op::cumprod, kCpu, scan_kernel<Kind::prod>, kNumeric);
+    using cpu::reduce_kernel;
+    using ew::TypeSet;
+    using reduction::Combine;
+#define TFL_REDUCE(op, combine, dtypes)                     \
+    r.add(Op::op,                                           \
+          DeviceType::cpu,                                  \
+          reduce_kernel<Combine::combine, TypeSet::dtypes>, \
+          ew::dtypes_of(TypeSet::dtypes));
+#define TFL_ARG_REDUCE(op, extremum, dtypes)  // arg_scan_cpu.cpp
+#define TFL_SCAN(op, combine, dtypes)         // arg_scan_cpu.cpp
+#include "kernels/shared/reduce_ops.def"
+#undef TFL_SCAN
+#undef TFL_ARG_REDUCE
+#undef TFL_REDUCE
+    cpu::register_arg_scan_cpu(r);
 }
 
 }  // namespace tapeflow
