@@ -8,7 +8,8 @@
 //    steps. TensorFlow prints 0.0674925, 0.0163385, 0.00907547, 0.00714436, 0.00578471 and the
 //    trained weights below (the book's output, copied in many repositories, e.g.
 //    github.com/JenifferWuUCLA/TensorFlow-Google-Projects, README.md). This run prints the same
-//    digits with the baseline kernels (--exact, run so by the tutorial_network_exact test).
+//    digits (--exact, as the tutorial_network tests run it, with the kernels this CPU picks and
+//    with the baseline ones).
 // 2. Issue 21's ReLU variant (the seed's script is lost; two facts about it pin its numbers): relu
 //    on both layers, 512 points, batches of 10, 11000 steps. With the weights tapeflow drew before
 //    its numbers were TensorFlow's the loss "never moves (11.11)": those weights make the output
@@ -137,10 +138,10 @@ int main(int argc, char** argv) {
     fmt::print("w1 = {}\nw2 = {}\n", book.w1, book.w2);
     // TensorFlow's printed losses, and the same float32 values in full (other copies of the
     // output print those). --exact wants the first from {:g}, else the loss must be within 4 ulps
-    // of the second: the x86-64-v3 kernels are compiled with fused multiply-adds (Adam's
-    // m += (g - m) * (1 - beta1) becomes one fma; TensorFlow's CPU kernels fuse none), so there the
-    // 1000- and 2000-step losses come out 2 ulps away and 0.00907548 prints for 0.00907547. With
-    // TAPEFLOW_CPU_ISA=x86-64 (the baseline kernels) every line prints as TensorFlow's.
+    // of the second. Every kernel set is compiled without implicit fused multiply-adds
+    // (-ffp-contract=off, as TensorFlow's CPU kernels fuse none): with them, Adam's
+    // m += (g - m) * (1 - beta1) became one fma under x86-64-v3 and 0.00907548 printed for
+    // 0.00907547.
     const std::vector<std::string> tensorflow_prints = {
         "0.0674925", "0.0163385", "0.00907547", "0.00714436", "0.00578471"};
     const std::vector<float> tensorflow_losses = {0.06749248504638672f,
