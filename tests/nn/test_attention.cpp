@@ -82,6 +82,7 @@ const std::vector<Case> kCases = {
     {"plain", 2, 5, 7, 3, 4},
     {"odd blocks", 2, 67, 131, 2, 5},
     {"causal", 1, 150, 150, 2, 8, true},
+    {"two key blocks, H not a multiple of the SIMD width", 1, 140, 300, 2, 20},
     {"causal T > S", 1, 140, 70, 1, 3, true},
     {"causal T < S", 1, 70, 200, 1, 3, true},
     {"bias [N, T, S]", 2, 9, 13, 3, 4, false, {3, 9, 13}},
@@ -213,6 +214,44 @@ TEST_CASE("dot_product_attention in float32 and the 16-bit floats", "[attention]
         CHECK(y.dtype() == dtype);
         CHECK(max_diff(y, want) < tol);
         CHECK(tape.gradient(tf::reduce_sum(y), qd).dense().dtype() == dtype);
+    }
+}
+
+// The float32 kernels compute their block products with their own register-blocked gemm (float64
+// keeps BLAS): values and every gradient against the float64 kernels over the same cases.
+TEST_CASE("dot_product_attention in float32 matches float64 with gradients", "[attention]") {
+    for (const Case& c : kCases) {
+        INFO(c.name);
+        const DotProductAttentionOptions o64 = options_for(c, 4);
+        DotProductAttentionOptions o32 = o64;
+        if (o64.bias.defined()) o32.bias = tf::cast(o64.bias, tf::float32);
+        const Tensors in64 = {random_f64({c.b, c.t, c.n, c.h}, -2, 2, 1),
+                              random_f64({c.b, c.s, c.n, c.h}, -2, 2, 2),
+                              random_f64({c.b, c.s, c.n, c.h}, -2, 2, 3)};
+        const tf::Tensor w = random_f64({c.b, c.t, c.n, c.h}, -1, 1, 6);
+        const auto run = [&](const Tensors& in, const DotProductAttentionOptions& o) {
+            Tensors sources = in;
+            if (o.bias.defined()) sources.push_back(o.bias);
+            tf::GradientTape tape;
+            tape.watch(sources);
+            const tf::Tensor y = tf::nn::dot_product_attention(in[0], in[1], in[2], o);
+            Tensors out = {y};
+            for (const tf::Gradient& g :
+                 tape.gradient(tf::reduce_sum(y * tf::cast(w, y.dtype())), sources))
+                out.push_back(g.dense());
+            return out;
+        };
+        Tensors in32;
+        for (const tf::Tensor& t : in64)
+            in32.push_back(tf::cast(t, tf::float32));
+        const Tensors want = run(in64, o64);
+        const Tensors got = run(in32, o32);
+        REQUIRE(got.size() == want.size());
+        for (std::size_t i = 0; i < got.size(); ++i) {
+            INFO("output " << i << " (0: y, then the gradients)");
+            CHECK(got[i].dtype() == tf::float32);
+            CHECK(max_diff(got[i], want[i]) < 2e-4);
+        }
     }
 }
 

@@ -12,10 +12,14 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
+
+#include <xsimd/xsimd.hpp>
 
 #include "core/dtype_dispatch.hpp"
 #include "kernels/cpu/blas.hpp"
+#include "kernels/cpu/block_gemm.hpp"
 #include "kernels/cpu/exp_shifted.hpp"
 #include "ops/attention_operands.hpp"
 #include "ops/op_families.hpp"
@@ -97,6 +101,86 @@ void unpack(const C* src,
     }
 }
 
+// Rows [r0, r0 + rows) of head (b, n) transposed into dst [H, ld] (columns [0, rows)): the
+// right-hand operand of the own block gemm for products with a transposed key or value block.
+template <class T, class C>
+void pack_transposed(const T* src,
+                     const Geometry& g,
+                     int64_t len,
+                     int64_t bi,
+                     int64_t ni,
+                     int64_t r0,
+                     int64_t rows,
+                     C* dst,
+                     int64_t ld) {
+    for (int64_t r = 0; r < rows; ++r) {
+        const T* p = src + ((bi * len + r0 + r) * g.n + ni) * g.h;
+        for (int64_t j = 0; j < g.h; ++j)
+            dst[j * ld + r] = static_cast<C>(p[j]);
+    }
+}
+
+// float blocks go through the own register-blocked gemm (block_gemm.hpp); float64 keeps
+// OpenBLAS's dgemm.
+template <class C>
+constexpr bool kOwnGemm = std::is_same_v<C, float>;
+
+// c = a b^T, a [m, k] (lda), b [n, k] (ldb); the own gemm reads b transposed, bt [k, n] (ldbt).
+template <class C>
+void gemm_nt(int64_t m,
+             int64_t n,
+             int64_t k,
+             const C* a,
+             int64_t lda,
+             const C* b,
+             int64_t ldb,
+             const C* bt,
+             int64_t ldbt,
+             C* c,
+             int64_t ldc) {
+    if constexpr (kOwnGemm<C>) {
+        block_gemm(m, n, k, a, lda, 1, bt, ldbt, c, ldc, false);
+    } else {
+        gemm<C>(false, true, m, n, k, a, lda, b, ldb, C(0), c, ldc);
+    }
+}
+
+// c += a b, a [m, k] (lda), b [k, n] (ldb).
+template <class C>
+void gemm_nn_acc(int64_t m,
+                 int64_t n,
+                 int64_t k,
+                 const C* a,
+                 int64_t lda,
+                 const C* b,
+                 int64_t ldb,
+                 C* c,
+                 int64_t ldc) {
+    if constexpr (kOwnGemm<C>) {
+        block_gemm(m, n, k, a, lda, 1, b, ldb, c, ldc, true);
+    } else {
+        gemm<C>(false, false, m, n, k, a, lda, b, ldb, C(1), c, ldc);
+    }
+}
+
+// c += a^T b, a [k, m] (lda), b [k, n] (ldb).
+template <class C>
+void gemm_tn_acc(int64_t m,
+                 int64_t n,
+                 int64_t k,
+                 const C* a,
+                 int64_t lda,
+                 const C* b,
+                 int64_t ldb,
+                 C* c,
+                 int64_t ldc) {
+    if constexpr (kOwnGemm<C>) {
+        block_gemm(m, n, k, a, 1, lda, b, ldb, c, ldc, true);
+    } else {
+        gemm<C>(true, false, m, n, k, a, lda, b, ldb, C(1), c, ldc);
+    }
+}
+
 // The logits of block rows [t0, t0 + rows) x keys [s0, s0 + cols) of head (b, n), computed in
 // place from the scaled products (scale q).k in `sc` (row stride ld): bias, then -inf where masked.
 template <class T, class C>
@@ -132,6 +216,26 @@ void finish_logits(const Geometry& g,
     }
 }
 
+// max(init, row[0..n)) through xsimd batches (std::max_element's scalar loop was half of the
+// forward's own time).
+template <class C>
+C row_max(const C* row, int64_t n, C init) {
+    using B = xsimd::batch<C>;
+    constexpr auto W = static_cast<int64_t>(B::size);
+    B acc(init);
+    int64_t j = 0;
+    for (; j + W <= n; j += W)
+        acc = xsimd::max(acc, B::load_unaligned(row + j));
+    alignas(64) C lanes[W];
+    acc.store_aligned(lanes);
+    C m = lanes[0];
+    for (int64_t l = 1; l < W; ++l)
+        m = std::max(m, lanes[l]);
+    for (; j < n; ++j)
+        m = std::max(m, row[j]);
+    return m;
+}
+
 // Mean of the values of head (b, n) (a row whose keys are all masked); zeros when S = 0.
 template <class T, class C>
 void mean_values(const T* v, const Geometry& g, int64_t bi, int64_t ni, C* out) {
@@ -161,6 +265,7 @@ void attention_forward(const KernelContext& ctx) {
     const int64_t h = g.h;
     parallel_gemms(g.b * g.n * q_blocks, [&](int64_t begin, int64_t end) {
         std::vector<C> qb(kBlockQ * h), kb(kBlockK * h), vb(kBlockK * h), acc(kBlockQ * h);
+        std::vector<C> kt(kOwnGemm<C> ? kBlockK * h : 0);
         std::vector<C> sc(kBlockQ * kBlockK), m(kBlockQ), l(kBlockQ);
         for (int64_t unit = begin; unit < end; ++unit) {
             const int64_t head = unit / q_blocks;
@@ -174,24 +279,27 @@ void attention_forward(const KernelContext& ctx) {
             const int64_t s_end = g.key_end(t0, rows);
             for (int64_t s0 = 0; s0 < s_end; s0 += kBlockK) {
                 const int64_t cols = std::min(kBlockK, s_end - s0);
-                pack(kp, g, g.s, bi, ni, s0, cols, kb.data());
+                if constexpr (kOwnGemm<C>) {
+                    pack_transposed(kp, g, g.s, bi, ni, s0, cols, kt.data(), kBlockK);
+                } else {
+                    pack(kp, g, g.s, bi, ni, s0, cols, kb.data());
+                }
                 pack(vp, g, g.s, bi, ni, s0, cols, vb.data());
-                gemm<C>(false,
-                        true,
-                        rows,
-                        cols,
-                        h,
-                        qb.data(),
-                        h,
-                        kb.data(),
-                        h,
-                        C(0),
-                        sc.data(),
-                        kBlockK);
+                gemm_nt<C>(rows,
+                           cols,
+                           h,
+                           qb.data(),
+                           h,
+                           kb.data(),
+                           h,
+                           kt.data(),
+                           kBlockK,
+                           sc.data(),
+                           kBlockK);
                 finish_logits<T>(g, bi, ni, t0, rows, s0, cols, sc.data(), kBlockK);
                 for (int64_t i = 0; i < rows; ++i) {
                     C* row = sc.data() + i * kBlockK;
-                    const C m_new = std::max(m[i], *std::max_element(row, row + cols));
+                    const C m_new = row_max(row, cols, m[i]);
                     if (m_new == -std::numeric_limits<C>::infinity()) {  // all masked so far
                         std::fill(row, row + cols, C(0));
                         continue;
@@ -204,18 +312,7 @@ void attention_forward(const KernelContext& ctx) {
                             acc[i * h + j] *= alpha;
                     }
                 }
-                gemm<C>(false,
-                        false,
-                        rows,
-                        h,
-                        cols,
-                        sc.data(),
-                        kBlockK,
-                        vb.data(),
-                        h,
-                        C(1),
-                        acc.data(),
-                        h);
+                gemm_nn_acc<C>(rows, h, cols, sc.data(), kBlockK, vb.data(), h, acc.data(), h);
             }
             for (int64_t i = 0; i < rows; ++i) {
                 C* a = acc.data() + i * h;
@@ -255,6 +352,7 @@ void attention_backward(const KernelContext& ctx) {
         std::vector<C> qh(g.t * h), doh(g.t * h), oh(g.t * h), dq(g.t * h), d(g.t);
         std::vector<C> kh(g.s * h), vh(g.s * h), dk(g.s * h), dv(g.s * h);
         std::vector<C> p(kBlockQ * kBlockK), dp(kBlockQ * kBlockK);
+        std::vector<C> kt(kOwnGemm<C> ? g.s * h : 0), vt(kOwnGemm<C> ? g.s * h : 0);
         for (int64_t head = begin; head < end; ++head) {
             const int64_t bi = head / g.n, ni = head % g.n;
             pack(qp, g, g.t, bi, ni, 0, g.t, qh.data(), scale);  // scaled: dk = ds^T (scale q)
@@ -262,6 +360,10 @@ void attention_backward(const KernelContext& ctx) {
             pack(op, g, g.t, bi, ni, 0, g.t, oh.data());
             pack(kp, g, g.s, bi, ni, 0, g.s, kh.data());
             pack(vp, g, g.s, bi, ni, 0, g.s, vh.data());
+            if constexpr (kOwnGemm<C>) {
+                pack_transposed(kp, g, g.s, bi, ni, 0, g.s, kt.data(), g.s);
+                pack_transposed(vp, g, g.s, bi, ni, 0, g.s, vt.data(), g.s);
+            }
             const C* lse = lsep + head * g.t;
             for (int64_t t = 0; t < g.t; ++t) {  // rowsum(do * out) = rowsum(p * dp)
                 C sum = 0;
@@ -279,18 +381,17 @@ void attention_backward(const KernelContext& ctx) {
                 for (int64_t t0 = 0; t0 < g.t; t0 += kBlockQ) {
                     const int64_t rows = std::min(kBlockQ, g.t - t0);
                     if (g.key_end(t0, rows) <= s0) continue;  // the whole block is masked
-                    gemm<C>(false,
-                            true,
-                            rows,
-                            cols,
-                            h,
-                            qh.data() + t0 * h,
-                            h,
-                            kh.data() + s0 * h,
-                            h,
-                            C(0),
-                            p.data(),
-                            kBlockK);
+                    gemm_nt<C>(rows,
+                               cols,
+                               h,
+                               qh.data() + t0 * h,
+                               h,
+                               kh.data() + s0 * h,
+                               h,
+                               kt.data() + s0,
+                               g.s,
+                               p.data(),
+                               kBlockK);
                     finish_logits<T>(g, bi, ni, t0, rows, s0, cols, p.data(), kBlockK);
                     for (int64_t i = 0; i < rows; ++i) {
                         C* row = p.data() + i * kBlockK;
@@ -301,30 +402,26 @@ void attention_backward(const KernelContext& ctx) {
                             exp_shifted(row, shift, row, cols);
                         }
                     }
-                    gemm<C>(true,
-                            false,
-                            cols,
-                            h,
-                            rows,
-                            p.data(),
-                            kBlockK,
-                            doh.data() + t0 * h,
-                            h,
-                            C(1),
-                            dv.data() + s0 * h,
-                            h);
-                    gemm<C>(false,
-                            true,
-                            rows,
-                            cols,
-                            h,
-                            doh.data() + t0 * h,
-                            h,
-                            vh.data() + s0 * h,
-                            h,
-                            C(0),
-                            dp.data(),
-                            kBlockK);
+                    gemm_tn_acc<C>(cols,
+                                   h,
+                                   rows,
+                                   p.data(),
+                                   kBlockK,
+                                   doh.data() + t0 * h,
+                                   h,
+                                   dv.data() + s0 * h,
+                                   h);
+                    gemm_nt<C>(rows,
+                               cols,
+                               h,
+                               doh.data() + t0 * h,
+                               h,
+                               vh.data() + s0 * h,
+                               h,
+                               vt.data() + s0,
+                               g.s,
+                               dp.data(),
+                               kBlockK);
                     for (int64_t i = 0; i < rows; ++i) {
                         C* ds = dp.data() + i * kBlockK;
                         const C* pr = p.data() + i * kBlockK;
@@ -341,30 +438,24 @@ void attention_backward(const KernelContext& ctx) {
                                 dbr[j] = T(ds[j]);
                         }
                     }
-                    gemm<C>(false,
-                            false,
-                            rows,
-                            h,
-                            cols,
-                            dp.data(),
-                            kBlockK,
-                            kh.data() + s0 * h,
-                            h,
-                            C(1),
-                            dq.data() + t0 * h,
-                            h);
-                    gemm<C>(true,
-                            false,
-                            cols,
-                            h,
-                            rows,
-                            dp.data(),
-                            kBlockK,
-                            qh.data() + t0 * h,
-                            h,
-                            C(1),
-                            dk.data() + s0 * h,
-                            h);
+                    gemm_nn_acc<C>(rows,
+                                   h,
+                                   cols,
+                                   dp.data(),
+                                   kBlockK,
+                                   kh.data() + s0 * h,
+                                   h,
+                                   dq.data() + t0 * h,
+                                   h);
+                    gemm_tn_acc<C>(cols,
+                                   h,
+                                   rows,
+                                   dp.data(),
+                                   kBlockK,
+                                   qh.data() + t0 * h,
+                                   h,
+                                   dk.data() + s0 * h,
+                                   h);
                 }
             }
             for (C& x : dq)
