@@ -7,6 +7,8 @@
 # bool/enum values, unreachable/return): all of -fsanitize=undefined made each file compile 3.4x
 # slower than the normal build (ASan alone: 1.2x; this subset with ASan: 1.15x, measured on
 # lib/ops/reduce.cpp); the reader fuzzers run with all of UBSan (fuzz_readers_asan).
+# Reports from code that is not tapeflow's are suppressed in tests/sanitize/*.supp, each entry with
+# its reason. Each step prints its wall and CPU time ("sanitize: ..."; CONTRIBUTING.md has them).
 # Usage: scripts/sanitize.sh [asan|tsan|all]   (default all)
 # Environment: TAPEFLOW_SANITIZE_JOBS (default: nproc), TAPEFLOW_ASAN_DIR (build-asan),
 # TAPEFLOW_TSAN_DIR (build-tsan).
@@ -61,7 +63,9 @@ if [[ $what == tsan || $what == all ]]; then
     setup "$tsan" thread ""
     # Only the threaded suites' executables (and the library): TSan costs 5-15x at run time.
     timed ninja -C "$tsan" -j"$jobs" tests/test_concurrency tests/test_data tests/test_summary
-    # One OpenMP thread: libgomp is not instrumented, so its barriers look like races to TSan.
+    # One OpenMP and one OpenBLAS thread: libgomp and OpenBLAS are not instrumented, so their
+    # barriers look like races to TSan. tapeflow's own threads (std::thread: tf::data stages, the
+    # event writer, the saver, the tests' threads) are not affected by either setting.
     timed env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 OMP_NUM_THREADS=1 \
         OPENBLAS_NUM_THREADS=1 \
         meson test -C "$tsan" --no-rebuild --print-errorlogs --num-processes "$jobs" \
