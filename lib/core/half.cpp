@@ -8,8 +8,10 @@
 #include <tapeflow/core/half.hpp>
 
 // The library is built for the baseline x86-64, where _Float16 converts in software (libgcc);
-// x86-64-v3 CPUs have F16C, one instruction each way, picked at load (an ifunc).
-#if defined(__x86_64__)
+// x86-64-v3 CPUs have F16C, one instruction each way, picked at load (an ifunc). Not under
+// ThreadSanitizer: GCC instruments the ifunc's resolver, which the dynamic loader runs before the
+// TSan runtime is set up, and every program crashed at load (scripts/sanitize.sh).
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
 #define TAPEFLOW_F16C_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define TAPEFLOW_F16C_CLONES

@@ -16,6 +16,13 @@ namespace {
 
 constexpr std::size_t kClasses = kSmallBlockMaxBytes / kSmallBlockAlignment;
 constexpr std::size_t kPerClass = 32;
+// Under AddressSanitizer every block goes back to malloc at once: a block parked here would hide a
+// use after free of a small tensor from ASan's quarantine (scripts/sanitize.sh).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kKeepBlocks = false;
+#else
+constexpr bool kKeepBlocks = true;
+#endif
 
 struct Cache {
     std::array<std::array<void*, kPerClass>, kClasses> blocks;
@@ -54,6 +61,7 @@ Cache* cache() {
 }  // namespace
 
 void* small_block_take(std::size_t rounded) noexcept {
+    if (!kKeepBlocks) return nullptr;
     Cache* c = cache();
     const std::size_t k = rounded / kSmallBlockAlignment - 1;
     if (c == nullptr || c->count[k] == 0) return nullptr;
@@ -61,6 +69,7 @@ void* small_block_take(std::size_t rounded) noexcept {
 }
 
 bool small_block_keep(void* block, std::size_t rounded) noexcept {
+    if (!kKeepBlocks) return false;
     Cache* c = cache();
     const std::size_t k = rounded / kSmallBlockAlignment - 1;
     if (c == nullptr || c->count[k] == kPerClass) return false;

@@ -101,6 +101,14 @@ TEST_CASE("printing through fmt and ostream agree", "[tensor]") {
     CHECK(t.str() == "tf.Tensor([1 2 3], shape=(3,), dtype=int32)");
 }
 
+// Under AddressSanitizer the allocator keeps no freed blocks (lib/core/small_blocks.cpp,
+// TAPEFLOW_CPU_CACHE_BYTES=0 in scripts/sanitize.sh), so that a use after free is seen: no reuse.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kBlocksReused = false;
+#else
+constexpr bool kBlocksReused = true;
+#endif
+
 TEST_CASE("large CPU buffers are 64-byte aligned and reused", "[tensor][allocator]") {
     const void* first = nullptr;
     {
@@ -109,7 +117,7 @@ TEST_CASE("large CPU buffers are 64-byte aligned and reused", "[tensor][allocato
         CHECK(reinterpret_cast<std::uintptr_t>(first) % 64 == 0);
     }
     auto again = tf::ones({1 << 20});  // same size class: the cached block comes back
-    CHECK(again.raw_data() == first);
+    if (kBlocksReused) CHECK(again.raw_data() == first);
     CHECK(again.to_vector<float>()[12345] == 1.0f);
     auto small = tf::zeros({3});
     CHECK(reinterpret_cast<std::uintptr_t>(small.raw_data()) % 64 == 0);
@@ -123,7 +131,7 @@ TEST_CASE("small buffers are reused per thread and may be freed on any thread",
         first = t.raw_data();
     }
     auto again = tf::fill({5}, 2.0);  // same class, same thread: the block freed above comes back
-    CHECK(again.raw_data() == first);
+    if (kBlocksReused) CHECK(again.raw_data() == first);
     CHECK(again.to_vector<float>() == std::vector<float>(5, 2.0f));
     // Made on one thread, freed on another (the block joins the freeing thread's cache), and made
     // on threads that exit (their caches are freed then): values stay intact, nothing is lost.
