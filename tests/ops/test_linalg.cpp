@@ -221,6 +221,32 @@ TEST_CASE("matmul agrees with the reference loop on any thread count", "[linalg]
     }
 }
 
+TEST_CASE("float32 matmul's packed sgemm blocks agree with the reference loop", "[linalg]") {
+    // Sizes that cross the packed sgemm's blocks (sgemm_packed.hpp: KC 256 of k, MC rows of m, NC
+    // 2048 columns of n) and its partial tiles, on 1 and 2 threads (slices by rows or columns).
+    // The baseline set (TAPEFLOW_CPU_ISA=x86-64) runs the same cases through OpenBLAS.
+    const std::vector<std::pair<Dims, Dims>> cases = {
+        {{200, 300}, {300, 40}}, {{13, 20}, {20, 2100}}, {{2, 101, 257}, {2, 257, 35}}};
+    const int saved = omp_get_max_threads();
+    for (const auto& [da, db] : cases) {
+        for (const bool ta : {false, true}) {
+            for (const bool tb : {false, true}) {
+                for (const int threads : {1, 2}) {
+                    INFO(describe(da, db, ta, tb) << " on " << threads << " threads");
+                    const tf::Tensor a =
+                        tf::cast(random_f64(stored(da, ta), -1, 1, 12), tf::float32);
+                    const tf::Tensor b =
+                        tf::cast(random_f64(stored(db, tb), -1, 1, 13), tf::float32);
+                    omp_set_num_threads(threads);
+                    const tf::Tensor y = tf::matmul(a, b, ta, tb);
+                    omp_set_num_threads(saved);
+                    check_close(y, reference_matmul(a, b, ta, tb), 1e-4, 1e-4);
+                }
+            }
+        }
+    }
+}
+
 TEST_CASE("matmul shapes and dtypes", "[linalg]") {
     const tf::Tensor a = tf::constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}});
     const tf::Tensor b = tf::constant({{1.f, 0.f}, {0.f, 1.f}, {1.f, 1.f}});

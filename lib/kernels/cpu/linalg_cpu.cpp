@@ -1,7 +1,9 @@
 // CPU kernels of MatMul and BatchMatMulV2. float32/float64 call OpenBLAS gemm with the transposes
-// passed as flags (never copied); float16/bfloat16 go through float32; int32/int64 use a plain
-// loop. A batch folds into one gemm when it can (B shared, A not transposed); otherwise whole
-// products go to the threads. Large products are cut into per-thread slices (blas.hpp).
+// passed as flags (never copied), except large float32 products in the x86-64-v3 and better sets,
+// which run tapeflow's packed sgemm (sgemm_packed.hpp); float16/bfloat16 go through float32;
+// int32/int64 use a plain loop. A batch folds into one gemm when it can (B shared, A not
+// transposed); otherwise whole products go to the threads. Large products are cut into per-thread
+// slices (blas.hpp).
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -13,6 +15,7 @@
 #include "core/dtype_dispatch.hpp"
 #include "core/parallel.hpp"
 #include "kernels/cpu/blas.hpp"
+#include "kernels/cpu/sgemm_packed.hpp"
 #include "ops/apply.hpp"
 #include "ops/op_families.hpp"
 
@@ -106,6 +109,54 @@ Gemm plan_gemm(const KernelContext& ctx) {
     return g;
 }
 
+// The packed sgemm where AVX2 and FMA are there (the x86-64-v3 and v4 sets): faster than
+// OpenBLAS's kernels whatever CPU it detects. Below the size, OpenBLAS (or its small loop) wins.
+#if defined(__AVX2__) && defined(__FMA__)
+constexpr bool kPackedSgemm = true;
+#else
+constexpr bool kPackedSgemm = false;
+#endif
+constexpr double kPackedSgemmMnk = 32768.0;
+
+// C = op(A) op(B) with the packed sgemm, `sliced`: cut into one slice per thread along the longer
+// of m and n when the product is large enough (as parallel_gemm does for OpenBLAS).
+void packed_gemm(const float* a,
+                 int64_t lda,
+                 const float* b,
+                 int64_t ldb,
+                 float* c,
+                 int64_t ldc,
+                 int64_t m,
+                 int64_t n,
+                 int64_t k,
+                 bool ta,
+                 bool tb,
+                 bool sliced) {
+    constexpr int64_t kTile = 16;
+    const int64_t threads = cpu_threads();
+    const int64_t longer = std::max(m, n);
+    const double mnk = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+    if (!sliced || threads <= 1 || longer < 2 * kTile || mnk <= kThreadedGemmMnk) {
+        packed_sgemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+        return;
+    }
+    const int64_t slice = (longer / threads + kTile - 1) / kTile * kTile;
+    const int64_t slices = (longer + slice - 1) / slice;
+    parallel_for(slices, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t s = begin; s < end; ++s) {
+            const int64_t lo = s * slice;
+            const int64_t len = std::min(longer, lo + slice) - lo;
+            if (m >= n) {  // rows lo.. of op(A) and C
+                packed_sgemm(
+                    ta, tb, len, n, k, ta ? a + lo : a + lo * lda, lda, b, ldb, c + lo * ldc, ldc);
+            } else {  // columns lo.. of op(B) and C
+                packed_sgemm(
+                    ta, tb, m, len, k, a, lda, tb ? b + lo * ldb : b + lo, ldb, c + lo, ldc);
+            }
+        }
+    });
+}
+
 // C = op(A) op(B) for one product of floats or doubles, row-major; `sliced`: cut over the
 // threads, else on the calling thread.
 template <class T>
@@ -121,6 +172,13 @@ void blas_gemm(const T* a,
     const int64_t lda = std::max<int64_t>(1, ta ? m : k);
     const int64_t ldb = std::max<int64_t>(1, tb ? k : n);
     const int64_t ldc = std::max<int64_t>(1, n);
+    if constexpr (std::is_same_v<T, float> && kPackedSgemm) {
+        if (static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >=
+            kPackedSgemmMnk) {
+            packed_gemm(a, lda, b, ldb, c, ldc, m, n, k, ta, tb, sliced);
+            return;
+        }
+    }
     if (sliced) {
         parallel_gemm<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
     } else {

@@ -1,0 +1,198 @@
+// A cache-blocked, packed float32 gemm (the BLIS loop order) for the matmul kernels, so that large
+// float32 products run at the CPU's vector width whatever the installed OpenBLAS detects
+// (OpenBLAS 0.3.21 takes some AVX-512 CPUs for Prescott and runs its SSE3 kernel). B is packed in
+// [KC x NR] panels, A in [MR x KC] panels of an [MC x KC] block, and an MR x NR register tile of
+// C stays in registers over each KC slice. Header-only so that each ISA set of the including
+// kernel file gets its own copy (lib/kernels/isa/meson.build); the packing buffers belong to the
+// call, no state.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+
+#include <xsimd/xsimd.hpp>
+
+namespace tapeflow::cpu {
+
+namespace sgemm_detail {
+
+using Batch = xsimd::batch<float>;
+inline constexpr int kW = static_cast<int>(Batch::size);
+inline constexpr int kNV = 2;  // NR = 2 batches: 16 columns (AVX2), 32 (AVX-512)
+inline constexpr int kNR = kNV * kW;
+inline constexpr int kMR = kW >= 16 ? 12 : 6;  // accumulators: 24 of 32 zmm, 12 of 16 ymm
+inline constexpr int64_t kKC = 256;            // a B micro-panel (KC x NR) stays in L1/L2
+inline constexpr int64_t kMC = kMR * 16;       // an A block (MC x KC) stays in L2
+inline constexpr int64_t kNC = 2048;           // a B block (KC x NC) stays in L3
+
+// op(A)(i, p) and op(B)(p, j) of row-major A and B with the BLAS transpose flags.
+struct Operands {
+    const float* a;
+    int64_t lda;
+    bool ta;
+    const float* b;
+    int64_t ldb;
+    bool tb;
+};
+
+// B rows [pc, pc + kc), columns [jc, jc + nc) as NR-wide panels, p-major inside a panel; the last
+// panel is padded with zeros.
+inline void pack_b(const Operands& o, int64_t pc, int64_t kc, int64_t jc, int64_t nc, float* dst) {
+    for (int64_t jr = 0; jr < nc; jr += kNR, dst += kc * kNR) {
+        const int64_t nr = std::min<int64_t>(kNR, nc - jr);
+        if (!o.tb) {
+            for (int64_t p = 0; p < kc; ++p) {
+                const float* src = o.b + (pc + p) * o.ldb + jc + jr;
+                float* out = dst + p * kNR;
+                int64_t j = 0;
+                for (; j < nr; ++j)
+                    out[j] = src[j];
+                for (; j < kNR; ++j)
+                    out[j] = 0.0F;
+            }
+        } else {  // B stored [n, k]: read each column's run of k contiguously
+            for (int64_t j = 0; j < kNR; ++j) {
+                if (j < nr) {
+                    const float* src = o.b + (jc + jr + j) * o.ldb + pc;
+                    for (int64_t p = 0; p < kc; ++p)
+                        dst[p * kNR + j] = src[p];
+                } else {
+                    for (int64_t p = 0; p < kc; ++p)
+                        dst[p * kNR + j] = 0.0F;
+                }
+            }
+        }
+    }
+}
+
+// A rows [ic, ic + mc), columns [pc, pc + kc) as MR-tall panels, p-major inside a panel; the last
+// panel is padded with zeros.
+inline void pack_a(const Operands& o, int64_t ic, int64_t mc, int64_t pc, int64_t kc, float* dst) {
+    for (int64_t ir = 0; ir < mc; ir += kMR, dst += kc * kMR) {
+        const int64_t mr = std::min<int64_t>(kMR, mc - ir);
+        if (o.ta) {  // A stored [k, m]: each p's MR values are contiguous
+            for (int64_t p = 0; p < kc; ++p) {
+                const float* src = o.a + (pc + p) * o.lda + ic + ir;
+                float* out = dst + p * kMR;
+                int64_t i = 0;
+                for (; i < mr; ++i)
+                    out[i] = src[i];
+                for (; i < kMR; ++i)
+                    out[i] = 0.0F;
+            }
+        } else {
+            for (int64_t i = 0; i < kMR; ++i) {
+                if (i < mr) {
+                    const float* src = o.a + (ic + ir + i) * o.lda + pc;
+                    for (int64_t p = 0; p < kc; ++p)
+                        dst[p * kMR + i] = src[p];
+                } else {
+                    for (int64_t p = 0; p < kc; ++p)
+                        dst[p * kMR + i] = 0.0F;
+                }
+            }
+        }
+    }
+}
+
+// The MR x NR tile C (+)= Ap Bp over kc packed steps; `add`: add to C's values, else overwrite.
+inline void micro_kernel(
+    int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, bool add) {
+    Batch r[kMR][kNV];
+#pragma GCC unroll 12
+    for (int i = 0; i < kMR; ++i) {
+#pragma GCC unroll 2
+        for (int v = 0; v < kNV; ++v)
+            r[i][v] = Batch(0.0F);
+    }
+    for (int64_t p = 0; p < kc; ++p, ap += kMR, bp += kNR) {
+        Batch bv[kNV];
+#pragma GCC unroll 2
+        for (int v = 0; v < kNV; ++v)
+            bv[v] = Batch::load_unaligned(bp + v * kW);
+#pragma GCC unroll 12
+        for (int i = 0; i < kMR; ++i) {
+            const Batch ai(ap[i]);
+#pragma GCC unroll 2
+            for (int v = 0; v < kNV; ++v)
+                r[i][v] = xsimd::fma(ai, bv[v], r[i][v]);
+        }
+    }
+#pragma GCC unroll 12
+    for (int i = 0; i < kMR; ++i) {
+#pragma GCC unroll 2
+        for (int v = 0; v < kNV; ++v) {
+            float* out = c + i * ldc + v * kW;
+            if (add) r[i][v] += Batch::load_unaligned(out);
+            r[i][v].store_unaligned(out);
+        }
+    }
+}
+
+}  // namespace sgemm_detail
+
+/// C = op(A) op(B) (beta 0: C is only written), row-major with leading dimensions as in BLAS.
+/// Single-threaded; callers slice large products over their threads.
+inline void packed_sgemm(bool ta,
+                         bool tb,
+                         int64_t m,
+                         int64_t n,
+                         int64_t k,
+                         const float* a,
+                         int64_t lda,
+                         const float* b,
+                         int64_t ldb,
+                         float* c,
+                         int64_t ldc) {
+    using namespace sgemm_detail;
+    if (m <= 0 || n <= 0) return;
+    if (k <= 0) {
+        for (int64_t i = 0; i < m; ++i)
+            std::fill(c + i * ldc, c + i * ldc + n, 0.0F);
+        return;
+    }
+    const Operands o{a, lda, ta, b, ldb, tb};
+    const int64_t kc_max = std::min(k, kKC);
+    const int64_t nc_max = (std::min(n, kNC) + kNR - 1) / kNR * kNR;
+    const int64_t mc_max = (std::min(m, kMC) + kMR - 1) / kMR * kMR;
+    const auto packed_b =
+        std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(kc_max * nc_max));
+    const auto packed_a =
+        std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(kc_max * mc_max));
+    alignas(64) float edge[kMR * kNR];  // a partial tile's product before it goes to C
+    for (int64_t jc = 0; jc < n; jc += kNC) {
+        const int64_t nc = std::min(kNC, n - jc);
+        for (int64_t pc = 0; pc < k; pc += kKC) {
+            const int64_t kc = std::min(kKC, k - pc);
+            const bool add = pc > 0;
+            pack_b(o, pc, kc, jc, nc, packed_b.get());
+            for (int64_t ic = 0; ic < m; ic += kMC) {
+                const int64_t mc = std::min(kMC, m - ic);
+                pack_a(o, ic, mc, pc, kc, packed_a.get());
+                for (int64_t jr = 0; jr < nc; jr += kNR) {
+                    const int64_t nr = std::min<int64_t>(kNR, nc - jr);
+                    const float* bp = packed_b.get() + jr * kc;
+                    for (int64_t ir = 0; ir < mc; ir += kMR) {
+                        const int64_t mr = std::min<int64_t>(kMR, mc - ir);
+                        const float* ap = packed_a.get() + ir * kc;
+                        float* ct = c + (ic + ir) * ldc + jc + jr;
+                        if (mr == kMR && nr == kNR) {
+                            micro_kernel(kc, ap, bp, ct, ldc, add);
+                            continue;
+                        }
+                        micro_kernel(kc, ap, bp, edge, kNR, false);
+                        for (int64_t i = 0; i < mr; ++i) {
+                            for (int64_t j = 0; j < nr; ++j) {
+                                const float v = edge[i * kNR + j];
+                                ct[i * ldc + j] = add ? ct[i * ldc + j] + v : v;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+}  // namespace tapeflow::cpu
