@@ -4,6 +4,7 @@
 // TensorFlow's errors.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include <catch2/catch.hpp>
 #include <omp.h>
@@ -204,6 +205,11 @@ TEST_CASE("matmul agrees with the reference loop on any thread count", "[linalg]
                                                       {{3, 70, 90}, {3, 90, 80}},
                                                       {{2, 64, 64}, {2, 64, 64}}};
     const int saved = omp_get_max_threads();
+    // The packed kernel whatever OpenBLAS detected on this CPU (blas.hpp, prefer_packed_sgemm).
+    struct PackedSgemm {
+        PackedSgemm() { setenv("TAPEFLOW_SGEMM", "packed", 1); }
+        ~PackedSgemm() { unsetenv("TAPEFLOW_SGEMM"); }
+    } packed;
     for (const auto& [da, db] : cases) {
         for (const bool ta : {false, true}) {
             for (const bool tb : {false, true}) {

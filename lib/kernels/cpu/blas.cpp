@@ -2,7 +2,11 @@
 #include "kernels/cpu/blas.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
+#include <string_view>
 #include <type_traits>
 
 #include <cblas.h>
@@ -205,6 +209,28 @@ BlasOnCallingThread::BlasOnCallingThread() {
 BlasOnCallingThread::~BlasOnCallingThread() {
     const std::lock_guard lock(guard_mutex);
     if (--guard_users == 0) openblas_set_num_threads(saved_threads);
+}
+
+bool prefer_packed_sgemm() {
+    if (const char* choice = std::getenv("TAPEFLOW_SGEMM"); choice != nullptr) {
+        if (std::strcmp(choice, "packed") == 0) return true;
+        if (std::strcmp(choice, "openblas") == 0) return false;
+    }
+    // OpenBLAS's DYNAMIC_ARCH cores with AVX2 or AVX-512 sgemm kernels; any other core it picked
+    // on a CPU that has AVX2 and FMA (this is only asked by such kernel sets) is a fallback.
+    static const bool weak_openblas = [] {
+        const char* core = openblas_get_corename();
+        const std::string_view name = core != nullptr ? core : "";
+        constexpr std::array<std::string_view, 5> kStrong = {
+            "haswell", "zen", "skylakex", "cooperlake", "sapphirerapids"};
+        return std::none_of(kStrong.begin(), kStrong.end(), [&](std::string_view strong) {
+            return name.size() == strong.size() &&
+                   std::equal(name.begin(), name.end(), strong.begin(), [](char x, char y) {
+                       return (x | 0x20) == y;
+                   });
+        });
+    }();
+    return weak_openblas;
 }
 
 }  // namespace tapeflow::cpu

@@ -46,6 +46,15 @@ void parallel_gemms(int64_t units, const Body& body) {
     parallel_for(units, 1, body);
 }
 
+/// Whether large float32 products should run tapeflow's packed sgemm (sgemm_packed.hpp; the
+/// kernel sets built with AVX2 and FMA ask) rather than OpenBLAS. OpenBLAS's own AVX2/AVX-512
+/// kernels are faster, but OpenBLAS picks its kernel from the CPU model it recognises, and on CPUs
+/// it does not know (virtual "Intel Xeon Processor" models among them) it falls back to SSE3
+/// Prescott, 3x slower than the packed sgemm. So: OpenBLAS when its core has AVX2 kernels
+/// (openblas_get_corename: Haswell, Zen, SkylakeX, Cooperlake, SapphireRapids), else packed.
+/// TAPEFLOW_SGEMM=packed|openblas overrides the choice (read at every call: tests switch it).
+bool prefer_packed_sgemm();
+
 /// OpenBLAS runs a gemm with m*n*k at most this on the calling thread (GEMM_MULTITHREAD_THRESHOLD
 /// 4 x SMP_THRESHOLD_MIN 65536): below it one thread is faster, above it slicing pays.
 inline constexpr double kThreadedGemmMnk = 262144.0;

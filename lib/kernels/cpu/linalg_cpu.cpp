@@ -1,6 +1,7 @@
 // CPU kernels of MatMul and BatchMatMulV2. float32/float64 call OpenBLAS gemm with the transposes
-// passed as flags (never copied), except large float32 products in the x86-64-v3 and better sets,
-// which run tapeflow's packed sgemm (sgemm_packed.hpp); float16/bfloat16 go through float32;
+// passed as flags (never copied), except large float32 products in the x86-64-v3 and better sets
+// where OpenBLAS runs a fallback kernel, which run tapeflow's packed sgemm (sgemm_packed.hpp);
+// float16/bfloat16 go through float32;
 // int32/int64 use a plain loop. A batch folds into one gemm when it can (B shared, A not
 // transposed); otherwise whole products go to the threads. Large products are cut into per-thread
 // slices (blas.hpp).
@@ -109,8 +110,10 @@ Gemm plan_gemm(const KernelContext& ctx) {
     return g;
 }
 
-// The packed sgemm where AVX2 and FMA are there (the x86-64-v3 and v4 sets): faster than
-// OpenBLAS's kernels whatever CPU it detects. Below the size, OpenBLAS (or its small loop) wins.
+// The packed sgemm where AVX2 and FMA are there (the x86-64-v3 and v4 sets) and OpenBLAS did not
+// pick an AVX2 kernel for this CPU (prefer_packed_sgemm, blas.hpp): about half of AVX2's peak,
+// 3x OpenBLAS's SSE3 fallback, below OpenBLAS's own AVX2 kernels. Below the size, OpenBLAS (or its
+// small loop) wins.
 #if defined(__AVX2__) && defined(__FMA__)
 constexpr bool kPackedSgemm = true;
 #else
@@ -174,7 +177,8 @@ void blas_gemm(const T* a,
     const int64_t ldc = std::max<int64_t>(1, n);
     if constexpr (std::is_same_v<T, float> && kPackedSgemm) {
         if (static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >=
-            kPackedSgemmMnk) {
+                kPackedSgemmMnk &&
+            prefer_packed_sgemm()) {
             packed_gemm(a, lda, b, ldb, c, ldc, m, n, k, ta, tb, sliced);
             return;
         }
