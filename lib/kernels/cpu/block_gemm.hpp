@@ -14,7 +14,8 @@ namespace tapeflow::cpu {
 
 namespace block_gemm_detail {
 
-// One MR x (NV batches) tile of C: the accumulators stay in registers over the whole k loop.
+// One MR x (NV batches) tile of C: the accumulators stay in registers over the whole k loop
+// (MR up to 12: sgemm_packed.hpp's AVX-512 tile).
 // A(i, p) = a[i * ars + p * aks] (any strides: each element is broadcast), B(p, j) = b[p * ldb +
 // j].
 template <int MR, int NV, class T>
@@ -30,7 +31,7 @@ inline void tile(int64_t k,
     using B = xsimd::batch<T>;
     constexpr auto W = static_cast<int64_t>(B::size);
     B r[MR][NV];
-#pragma GCC unroll 8
+#pragma GCC unroll 12
     for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v)
@@ -42,7 +43,7 @@ inline void tile(int64_t k,
         for (int v = 0; v < NV; ++v)
             bv[v] = B::load_unaligned(b + p * ldb + v * W);
         const T* ap = a + p * aks;
-#pragma GCC unroll 8
+#pragma GCC unroll 12
         for (int i = 0; i < MR; ++i) {
             const B ai(ap[i * ars]);
 #pragma GCC unroll 4
@@ -50,7 +51,7 @@ inline void tile(int64_t k,
                 r[i][v] = xsimd::fma(ai, bv[v], r[i][v]);
         }
     }
-#pragma GCC unroll 8
+#pragma GCC unroll 12
     for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v)

@@ -2,9 +2,10 @@
 // float32 products run at the CPU's vector width whatever the installed OpenBLAS detects
 // (OpenBLAS 0.3.21 takes some AVX-512 CPUs for Prescott and runs its SSE3 kernel). B is packed in
 // [KC x NR] panels, A in [MR x KC] panels of an [MC x KC] block, and an MR x NR register tile of
-// C stays in registers over each KC slice. Header-only so that each ISA set of the including
-// kernel file gets its own copy (lib/kernels/isa/meson.build); the packing buffers belong to the
-// call, no state.
+// C stays in registers over each KC slice (block_gemm.hpp's register tile, reading the packed
+// panels; each KC slice continues C's sums, so every element is summed over k in order).
+// Header-only so that each ISA set of the including kernel file gets its own copy
+// (lib/kernels/isa/meson.build); the packing buffers belong to the call, no state.
 #pragma once
 
 #include <algorithm>
@@ -12,6 +13,8 @@
 #include <memory>
 
 #include <xsimd/xsimd.hpp>
+
+#include "kernels/cpu/block_gemm.hpp"
 
 namespace tapeflow::cpu {
 
@@ -96,40 +99,6 @@ inline void pack_a(const Operands& o, int64_t ic, int64_t mc, int64_t pc, int64_
     }
 }
 
-// The MR x NR tile C (+)= Ap Bp over kc packed steps; `add`: add to C's values, else overwrite.
-inline void micro_kernel(
-    int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, bool add) {
-    Batch r[kMR][kNV];
-#pragma GCC unroll 12
-    for (int i = 0; i < kMR; ++i) {
-#pragma GCC unroll 2
-        for (int v = 0; v < kNV; ++v)
-            r[i][v] = Batch(0.0F);
-    }
-    for (int64_t p = 0; p < kc; ++p, ap += kMR, bp += kNR) {
-        Batch bv[kNV];
-#pragma GCC unroll 2
-        for (int v = 0; v < kNV; ++v)
-            bv[v] = Batch::load_unaligned(bp + v * kW);
-#pragma GCC unroll 12
-        for (int i = 0; i < kMR; ++i) {
-            const Batch ai(ap[i]);
-#pragma GCC unroll 2
-            for (int v = 0; v < kNV; ++v)
-                r[i][v] = xsimd::fma(ai, bv[v], r[i][v]);
-        }
-    }
-#pragma GCC unroll 12
-    for (int i = 0; i < kMR; ++i) {
-#pragma GCC unroll 2
-        for (int v = 0; v < kNV; ++v) {
-            float* out = c + i * ldc + v * kW;
-            if (add) r[i][v] += Batch::load_unaligned(out);
-            r[i][v].store_unaligned(out);
-        }
-    }
-}
-
 }  // namespace sgemm_detail
 
 /// C = op(A) op(B) (beta 0: C is only written), row-major with leading dimensions as in BLAS.
@@ -160,7 +129,7 @@ inline void packed_sgemm(bool ta,
         std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(kc_max * nc_max));
     const auto packed_a =
         std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(kc_max * mc_max));
-    alignas(64) float edge[kMR * kNR];  // a partial tile's product before it goes to C
+    alignas(64) float edge[kMR * kNR];  // a partial tile of C, worked on whole
     for (int64_t jc = 0; jc < n; jc += kNC) {
         const int64_t nc = std::min(kNC, n - jc);
         for (int64_t pc = 0; pc < k; pc += kKC) {
@@ -177,17 +146,17 @@ inline void packed_sgemm(bool ta,
                         const int64_t mr = std::min<int64_t>(kMR, mc - ir);
                         const float* ap = packed_a.get() + ir * kc;
                         float* ct = c + (ic + ir) * ldc + jc + jr;
+                        // A(i, p) = ap[i + p * MR], B(p, j) = bp[p * NR + j]
                         if (mr == kMR && nr == kNR) {
-                            micro_kernel(kc, ap, bp, ct, ldc, add);
+                            block_gemm_detail::tile<kMR, kNV>(
+                                kc, ap, 1, kMR, bp, kNR, ct, ldc, add);
                             continue;
                         }
-                        micro_kernel(kc, ap, bp, edge, kNR, false);
-                        for (int64_t i = 0; i < mr; ++i) {
-                            for (int64_t j = 0; j < nr; ++j) {
-                                const float v = edge[i * kNR + j];
-                                ct[i * ldc + j] = add ? ct[i * ldc + j] + v : v;
-                            }
-                        }
+                        for (int64_t i = 0; add && i < mr; ++i)
+                            std::copy(ct + i * ldc, ct + i * ldc + nr, edge + i * kNR);
+                        block_gemm_detail::tile<kMR, kNV>(kc, ap, 1, kMR, bp, kNR, edge, kNR, add);
+                        for (int64_t i = 0; i < mr; ++i)
+                            std::copy(edge + i * kNR, edge + i * kNR + nr, ct + i * ldc);
                     }
                 }
             }
