@@ -11,6 +11,7 @@
 
 #include <tapeflow/tapeflow.hpp>
 
+#include "kernels/cpu/blas.hpp"
 #include "support/golden.hpp"
 #include "support/gradcheck.hpp"
 
@@ -251,6 +252,27 @@ TEST_CASE("float32 matmul's packed sgemm blocks agree with the reference loop", 
             }
         }
     }
+}
+
+TEST_CASE("TAPEFLOW_SGEMM picks the float32 matmul kernel; another value is warned about",
+          "[linalg]") {
+    static std::vector<std::string> warnings;
+    warnings.clear();
+    tf::logging::set_sink([](tf::logging::Level level, std::string_view message) {
+        if (level == tf::logging::WARN) warnings.emplace_back(message);
+    });
+    setenv("TAPEFLOW_SGEMM", "packed", 1);
+    CHECK(tf::cpu::prefer_packed_sgemm());
+    setenv("TAPEFLOW_SGEMM", "openblas", 1);
+    CHECK_FALSE(tf::cpu::prefer_packed_sgemm());
+    setenv("TAPEFLOW_SGEMM", "fastest", 1);
+    const bool by_core = tf::cpu::prefer_packed_sgemm();
+    (void)tf::cpu::prefer_packed_sgemm();  // warned once, not at every call
+    unsetenv("TAPEFLOW_SGEMM");
+    tf::logging::set_sink(nullptr);
+    CHECK(by_core == tf::cpu::prefer_packed_sgemm());  // the unknown value is ignored
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].find("TAPEFLOW_SGEMM=fastest") != std::string::npos);
 }
 
 TEST_CASE("matmul shapes and dtypes", "[linalg]") {

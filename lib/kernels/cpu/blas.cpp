@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -10,6 +11,8 @@
 #include <type_traits>
 
 #include <cblas.h>
+
+#include <tapeflow/core/logging.hpp>
 
 namespace tapeflow::cpu {
 
@@ -212,9 +215,14 @@ BlasOnCallingThread::~BlasOnCallingThread() {
 }
 
 bool prefer_packed_sgemm() {
-    if (const char* choice = std::getenv("TAPEFLOW_SGEMM"); choice != nullptr) {
+    if (const char* choice = std::getenv("TAPEFLOW_SGEMM"); choice != nullptr && *choice != 0) {
         if (std::strcmp(choice, "packed") == 0) return true;
         if (std::strcmp(choice, "openblas") == 0) return false;
+        static std::atomic<bool> warned{false};  // once, not at every matmul
+        if (!warned.exchange(true)) {
+            logging::warn(
+                "TAPEFLOW_SGEMM={} is not packed or openblas; choosing by OpenBLAS's core", choice);
+        }
     }
     // OpenBLAS's DYNAMIC_ARCH cores with AVX2 or AVX-512 sgemm kernels; any other core it picked
     // on a CPU that has AVX2 and FMA (this is only asked by such kernel sets) is a fallback.

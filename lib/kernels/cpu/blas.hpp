@@ -52,7 +52,8 @@ void parallel_gemms(int64_t units, const Body& body) {
 /// it does not know (virtual "Intel Xeon Processor" models among them) it falls back to SSE3
 /// Prescott, 3x slower than the packed sgemm. So: OpenBLAS when its core has AVX2 kernels
 /// (openblas_get_corename: Haswell, Zen, SkylakeX, Cooperlake, SapphireRapids), else packed.
-/// TAPEFLOW_SGEMM=packed|openblas overrides the choice (read at every call: tests switch it).
+/// TAPEFLOW_SGEMM=packed|openblas overrides the choice (read at every call: tests switch it);
+/// any other value is warned about once and ignored.
 bool prefer_packed_sgemm();
 
 /// OpenBLAS runs a gemm with m*n*k at most this on the calling thread (GEMM_MULTITHREAD_THRESHOLD
