@@ -79,8 +79,10 @@ struct Fallback {
     Op op;
     DTypeSet dtypes;
 };
-// Empty now: every (op, dtype) of the table has a CUDA kernel. Ops added later may list here.
-const std::array<Fallback, 0> kFallbacks{};
+// float64 normals: TensorFlow's BoxMullerDouble calls glibc's log and sincos, which no device
+// function reproduces bit for bit, so the CPU kernel draws them (CPU == GPU == TensorFlow's CPU).
+const std::array<Fallback, 2> kFallbacks{{{Op::random_normal, DTypeSet{DType::float64}},
+                                          {Op::truncated_normal, DTypeSet{DType::float64}}}};
 
 void identity_kernel(const KernelContext& ctx) {
     const Tensor& x = ctx.inputs[0];
@@ -122,6 +124,7 @@ void random_kernel(const KernelContext& ctx) {
                                ? philox::Dist::normal
                                : philox::Dist::truncated_normal;
     const Tensor& y = ctx.outputs[0];
+    if (uses_host_fallback(ctx.op, y.dtype())) return host_fallback(ctx);
     cuda_launch::RandomParams p;
     p.distribution = D;
     p.seed = static_cast<uint64_t>(ctx.attrs.get<int64_t>("seed"));

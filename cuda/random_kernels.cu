@@ -1,7 +1,7 @@
 // CUDA kernels of the random ops: one thread per output group, through the same group functions as
 // the CPU kernels (lib/kernels/shared/distributions.hpp), so seeded ops give the CPU's
-// (TensorFlow's CPU kernels') bits on the GPU in every dtype. random_shuffle: the permutation comes
-// from the host, the rows move here.
+// (TensorFlow's CPU kernels') bits on the GPU in every dtype. The host makes random_shuffle's
+// permutation (the rows move here) and the float64 normals (glibc's log and sincos).
 #include "device_common.cuh"
 #include "kernels/shared/distributions.hpp"
 
@@ -27,9 +27,8 @@ __global__ void sample_kernel(T* out, int64_t n, RandomParams p, philox::Generat
         for (int j = 0; j < kGroup && first + j < n; ++j)
             out[first + j] = values[j];
     } else if constexpr (std::is_same_v<T, double>) {
-        double values[2];
-        philox::sample_group<double>(
-            dist_of(p.distribution), philox::Format::f64, gen, group, p.scale, p.shift, values);
+        double values[2];  // uniform only: float64 normals are drawn on the host (ops_cuda.cpp)
+        philox::uniform_double_group(gen, group, p.scale, p.shift, values);
         for (int j = 0; j < kGroup && first + j < n; ++j)
             out[first + j] = values[j];
     } else {

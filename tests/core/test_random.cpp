@@ -4,6 +4,7 @@
 // and the moments of each distribution.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 #include <catch2/catch.hpp>
@@ -240,6 +241,75 @@ TEST_CASE("each distribution follows TensorFlow's kernel on the raw words", "[ra
                   kept[static_cast<std::size_t>(j)]);
         }
     }
+}
+
+// TensorFlow's BoxMullerDouble (random_distributions.h) written out from its words: two 52-bit
+// uniforms, u1 clamped to 1e-7, sqrt(-2 log u1) times sincos(2 pi u2), with the C library's log
+// and sincos as TensorFlow calls them on Linux.
+namespace {
+std::pair<double, double> tf_box_muller_double(philox::WordStream& words) {
+    uint32_t x[4];
+    for (uint32_t& w : x)
+        w = words.next();
+    auto unit = [](uint32_t hi, uint32_t lo) {
+        const uint64_t bits = (uint64_t{1023} << 52) | (uint64_t{hi & 0xfffffU} << 32) | lo;
+        double d = 0;
+        std::memcpy(&d, &bits, sizeof d);
+        return d - 1.0;
+    };
+    const double u1 = std::max(unit(x[0], x[1]), 1.0e-7);
+    const double v1 = 2 * M_PI * unit(x[2], x[3]);
+    const double r = std::sqrt(-2.0 * std::log(u1));
+    double s = 0, c = 0;
+    ::sincos(v1, &s, &c);
+    return {s * r, c * r};
+}
+}  // namespace
+
+TEST_CASE("float64 normals are TensorFlow's BoxMullerDouble with the C library's log and sincos",
+          "[random]") {
+    // 20000 values: an own log or sin/cos within an ulp of glibc's (tapeflow's before) differs
+    // from TensorFlow's in about 9% of the pairs, so this would fail on hundreds.
+    const int n = 20000;
+    tf::random::set_seed(tf::random::kDefaultGraphSeed);
+    const auto normal = tf::random::normal({n}, 0, 1, tf::float64, 11).to_vector<double>();
+    const auto trunc = tf::random::truncated_normal({9}, 0, 1, tf::float64, 11).to_vector<double>();
+    const auto gen = philox::Generator::from_seeds(tf::random::kDefaultGraphSeed, 11);
+    philox::WordStream words{gen};  // one block (4 words) per pair, in order
+    int differ = 0;
+    for (std::size_t i = 0; i < normal.size(); i += 2) {
+        const auto [d0, d1] = tf_box_muller_double(words);
+        differ += (normal[i] != d0) + (normal[i + 1] != d1);
+    }
+    CHECK(differ == 0);
+    // truncated_normal is its own kernel, so its stream starts at (seed, seed2)'s beginning; group
+    // g (2 outputs) draws from block g * 256 * 2 / 4 on, pairs until two fall inside (-2, 2)
+    for (int group = 0; 2 * group < 9; ++group) {
+        auto base = gen;
+        base.skip(128 * static_cast<uint64_t>(group));
+        philox::WordStream stream{base};
+        std::vector<double> kept;
+        while (kept.size() < 2) {
+            const auto [d0, d1] = tf_box_muller_double(stream);
+            for (double d : {d0, d1}) {
+                if (std::fabs(d) < 2.0 && kept.size() < 2) kept.push_back(d);
+            }
+        }
+        for (int j = 0; j < 2 && 2 * group + j < 9; ++j)
+            CHECK(trunc[static_cast<std::size_t>(2 * group + j)] ==
+                  kept[static_cast<std::size_t>(j)]);
+    }
+}
+
+TEST_CASE("the affine step rounds the product on its own (no fma)", "[random]") {
+    // 0.1 * 3 rounds up by 2^-56; an fma would keep that and make 1 + 0.1 * 3 - 1.3 differ
+    volatile double b = 0.1, x = 3.0, a = 1.0;
+    const double product = b * x;  // stored: rounded
+    volatile double rounded = product;
+    CHECK(philox::affine(philox::Format::f64, x, b, a) == a + rounded);
+    volatile float bf = 0.1f, xf = 3.0f, af = 1.0f;
+    volatile float rounded_f = bf * xf;
+    CHECK(philox::affine(philox::Format::f32, xf, bf, af) == af + rounded_f);
 }
 
 TEST_CASE("shuffle is TensorFlow's forward Fisher-Yates and reserves one word per swap",

@@ -29,7 +29,7 @@ TEST_CASE("factories follow tf::device", "[gpu]") {
 
 TEST_CASE("seeded random numbers are identical on CPU and GPU", "[gpu][random]") {
     // Non-power-of-two scales, so that an fma in the affine step would show; every dtype bit for
-    // bit (the double log/sin/cos are exact_math.hpp's on both devices).
+    // bit (float64 normals are drawn on the host with glibc's log and sincos, as TensorFlow's).
     for (auto dtype : {tf::float32, tf::float64, tf::float16, tf::bfloat16}) {
         INFO(tf::dtype_name(dtype));
         tf::random::set_seed(7);

@@ -21,7 +21,7 @@ void fill_groups(const Tensor& y, int group, Make&& make) {
     const int64_t n = y.num_elements();
     parallel_for((n + group - 1) / group, kGrainGroups, [&](int64_t begin, int64_t end) {
         for (int64_t g = begin; g < end; ++g) {
-            T values[4];
+            T values[4] = {};
             make(static_cast<uint64_t>(g), values);
             const int64_t first = g * group;
             for (int64_t j = 0; j < group && first + j < n; ++j)

@@ -101,19 +101,6 @@ TAPEFLOW_HD inline void box_muller_float(uint32_t x0, uint32_t x1, float& f0, fl
     f1 = exact::mul(c, r);
 }
 
-/// BoxMullerDouble from four words (two 52-bit uniforms), in exact_math's double log and sin/cos.
-TAPEFLOW_HD inline void box_muller_double(
-    uint32_t x0, uint32_t x1, uint32_t x2, uint32_t x3, double& d0, double& d1) {
-    constexpr double kEpsilon = 1.0e-7;
-    double u1 = uint64_to_double(x0, x1);
-    if (u1 < kEpsilon) u1 = kEpsilon;
-    const double r = exact::sqrt(exact::mul(-2.0, exact::log(u1)));
-    double s = 0, c = 0;
-    exact::sincos_radians(exact::mul(2 * 3.14159265358979323846, uint64_to_double(x2, x3)), s, c);
-    d0 = exact::mul(s, r);
-    d1 = exact::mul(c, r);
-}
-
 // ---- The groups
 
 /// The affine step of the Python wrappers, in the output's arithmetic: rnd * scale + shift
@@ -126,6 +113,40 @@ TAPEFLOW_HD inline double affine(Format, double rnd, double scale, double shift)
     return exact::mul(rnd, scale) + shift;
 }
 
+/// TensorFlow's BoxMullerDouble from four words (two 52-bit uniforms), host only. Its log and
+/// sincos are the C library's, as TensorFlow's kernel calls them on Linux: glibc's double log and
+/// sin/cos are not correctly rounded, so only glibc itself gives TensorFlow's bits. A CUDA device
+/// has no bit-identical versions, so the CUDA kernels draw float64 normals through this function
+/// on the host (cuda/ops_cuda.cpp) and CPU == GPU still holds.
+inline void box_muller_double(
+    uint32_t x0, uint32_t x1, uint32_t x2, uint32_t x3, double& d0, double& d1) {
+    constexpr double kEpsilon = 1.0e-7;
+    double u1 = uint64_to_double(x0, x1);
+    if (u1 < kEpsilon) u1 = kEpsilon;
+    const double v1 = exact::mul(2 * 3.14159265358979323846, uint64_to_double(x2, x3));
+    const double r = std::sqrt(exact::mul(-2.0, std::log(u1)));
+    double s = 0, c = 0;
+#if defined(__GLIBC__)
+    ::sincos(v1, &s, &c);
+#else
+    s = std::sin(v1);  // TensorFlow's path off Linux
+    c = std::cos(v1);
+#endif
+    d0 = exact::mul(s, r);
+    d1 = exact::mul(c, r);
+}
+
+/// Group `group` of float64 uniforms after the affine step: the float64 draw the CUDA kernel makes
+/// on the device.
+TAPEFLOW_HD inline void uniform_double_group(
+    const Generator& base, uint64_t group, double scale, double shift, double* out) {
+    Generator gen = base;
+    gen.skip(group);
+    const Block b = gen.next();
+    out[0] = affine(Format::f64, uint64_to_double(b.v[0], b.v[1]), scale, shift);
+    out[1] = affine(Format::f64, uint64_to_double(b.v[2], b.v[3]), scale, shift);
+}
+
 /// Group `group` of a float distribution (C = float for f32/f16/bf16, double for f64) after the
 /// affine step: writes group_size values to out.
 template <class C>
@@ -133,6 +154,9 @@ TAPEFLOW_HD void sample_group(
     Dist dist, Format format, const Generator& base, uint64_t group, C scale, C shift, C* out) {
     constexpr bool kDouble = sizeof(C) == 8;
     constexpr int kGroup = group_size(kDouble);
+    if constexpr (kDouble) {
+        if (dist == Dist::uniform) return uniform_double_group(base, group, scale, shift, out);
+    }
     C raw[4] = {};
     if (dist == Dist::truncated_normal) {
         // Pairs of normals until kGroup fall strictly inside (-2, 2), in order; TensorFlow loops
@@ -158,12 +182,7 @@ TAPEFLOW_HD void sample_group(
         gen.skip(group);
         const Block b = gen.next();
         if constexpr (kDouble) {
-            if (dist == Dist::uniform) {
-                raw[0] = uint64_to_double(b.v[0], b.v[1]);
-                raw[1] = uint64_to_double(b.v[2], b.v[3]);
-            } else {
-                box_muller_double(b.v[0], b.v[1], b.v[2], b.v[3], raw[0], raw[1]);
-            }
+            box_muller_double(b.v[0], b.v[1], b.v[2], b.v[3], raw[0], raw[1]);
         } else if (dist == Dist::uniform) {
             for (int j = 0; j < 4; ++j) {
                 raw[j] = format == Format::f32 ? uint32_to_float(b.v[j])
