@@ -11,7 +11,7 @@
 # its reason. Each step prints its wall and CPU time ("sanitize: ..."; CONTRIBUTING.md has them).
 # Usage: scripts/sanitize.sh [asan|tsan|all]   (default all)
 # Environment: TAPEFLOW_SANITIZE_JOBS (default: nproc), TAPEFLOW_ASAN_DIR (build-asan),
-# TAPEFLOW_TSAN_DIR (build-tsan).
+# TAPEFLOW_TSAN_DIR (build-tsan), TAPEFLOW_SANITIZE_CONFIGURE_ONLY=1 (set the directory up and stop).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -34,16 +34,21 @@ timed() {  # runs a command; prints its wall time and CPU time (children include
 }
 
 setup() {  # setup <dir> <b_sanitize> <extra compile and link flag, or "">
-    local extra=${3:+",'$3'"}
-    if [[ ! -f "$1/build.ninja" ]]; then
-        meson setup "$1" "${lean[@]}" -Db_sanitize="$2" "-Dcpp_args=[$opt$extra]" \
-            "-Dcpp_link_args=[${3:+'$3'}]" >/dev/null
-    fi
+    # An existing directory is reconfigured with this script's options, so that a change to them
+    # (a new UBSan check, say) reaches a build directory made by an older version of the script.
+    # (meson 1.0's `setup --reconfigure` keeps the old cpp_args; `configure` sets them.)
+    local extra=${3:+",'$3'"} how=(setup)
+    [[ -f "$1/build.ninja" ]] && how=(configure)
+    meson "${how[@]}" "$1" "${lean[@]}" -Db_sanitize="$2" "-Dcpp_args=[$opt$extra]" \
+        "-Dcpp_link_args=[${3:+'$3'}]" >/dev/null
 }
+configure_only=${TAPEFLOW_SANITIZE_CONFIGURE_ONLY:-0}  # 1: set the directories up, build nothing
 
 if [[ $what == asan || $what == all ]]; then
     asan=${TAPEFLOW_ASAN_DIR:-build-asan}
     setup "$asan" address "$ubsan"
+fi
+if [[ $configure_only != 1 && ($what == asan || $what == all) ]]; then
     timed ninja -C "$asan" -j"$jobs"
     # allocator_may_return_null: the size tests ask for more memory than exists and expect
     # ResourceExhaustedError, not ASan's "allocation-size-too-big" abort. The install suite links
@@ -61,6 +66,8 @@ fi
 if [[ $what == tsan || $what == all ]]; then
     tsan=${TAPEFLOW_TSAN_DIR:-build-tsan}
     setup "$tsan" thread ""
+fi
+if [[ $configure_only != 1 && ($what == tsan || $what == all) ]]; then
     # Only the threaded suites' executables (and the library): TSan costs 5-15x at run time.
     timed ninja -C "$tsan" -j"$jobs" tests/test_concurrency tests/test_data tests/test_summary
     # One OpenMP and one OpenBLAS thread: libgomp and OpenBLAS are not instrumented, so their
