@@ -326,6 +326,9 @@ TEST_CASE("float32 conv2d and its gradients agree with float64 through either sg
                                      {{2, 12, 11, 32}, {3, 3, 32, 21}, 2, "VALID"},
                                      {{3, 20, 30, 40}, {1, 1, 40, 24}, 1, "VALID"}};
     const int saved = omp_get_max_threads();
+    struct ChosenSgemm {  // unset again however the test ends
+        ~ChosenSgemm() { unsetenv("TAPEFLOW_SGEMM"); }
+    } chosen;
     for (const char* kernel : {"packed", "openblas"}) {
         setenv("TAPEFLOW_SGEMM", kernel, 1);
         for (const Case& c : cases) {
@@ -371,5 +374,4 @@ TEST_CASE("float32 conv2d and its gradients agree with float64 through either sg
             }
         }
     }
-    unsetenv("TAPEFLOW_SGEMM");
 }
