@@ -309,3 +309,69 @@ TEST_CASE("pooling gradients and TensorFlow's SAME rules", "[nn][pool]") {
         check_throws_with([&] { tf::nn::avg_pool2d(x, 7, 1, "VALID"); }, "negative");
     }
 }
+
+TEST_CASE("float32 conv2d and its gradients agree with float64 through either sgemm kernel",
+          "[nn][conv]") {
+    // TAPEFLOW_SGEMM picks the float32 gemm kernel (gemm_route.hpp; the baseline set,
+    // TAPEFLOW_CPU_ISA=x86-64, runs OpenBLAS for both). Shapes: 5 x 63 x 65 pixels are 20 blocks
+    // (the last one short) in 8 filter-gradient partials, so each partial accumulates 2-3 blocks
+    // into one result (beta 1); K = 288 crosses the packed sgemm's 256-long k slices; o = 19 and 21
+    // cross its 16-column tiles; the 1x1 filter takes the sliced gemms.
+    struct Case {
+        tf::Shape x, f;
+        int64_t stride;
+        const char* padding;
+    };
+    const std::vector<Case> cases = {{{5, 63, 65, 3}, {3, 3, 3, 19}, 1, "SAME"},
+                                     {{2, 12, 11, 32}, {3, 3, 32, 21}, 2, "VALID"},
+                                     {{3, 20, 30, 40}, {1, 1, 40, 24}, 1, "VALID"}};
+    const int saved = omp_get_max_threads();
+    struct ChosenSgemm {  // unset again however the test ends
+        ~ChosenSgemm() { unsetenv("TAPEFLOW_SGEMM"); }
+    } chosen;
+    for (const char* kernel : {"packed", "openblas"}) {
+        setenv("TAPEFLOW_SGEMM", kernel, 1);
+        for (const Case& c : cases) {
+            const tf::Tensor x = random_f64(c.x, -1, 1, 8).cast(tf::float32);
+            const tf::Tensor f = random_f64(c.f, -1, 1, 9).cast(tf::float32);
+            const auto run = [&](int threads) {
+                omp_set_num_threads(threads);
+                tf::GradientTape tape;
+                tape.watch(x);
+                tape.watch(f);
+                const tf::Tensor y = tf::nn::conv2d(x, f, c.stride, c.padding);
+                const tf::Tensor g = tf::sin(y);  // an upstream gradient with no structure
+                const auto grads = tape.gradient(tf::reduce_sum(y * tf::stop_gradient(g)), {x, f});
+                omp_set_num_threads(saved);
+                return std::tuple{values(y), values(grads[0]), values(grads[1]), g};
+            };
+            const auto [y, dx, df, g] = run(2);
+            // The float64 result of the same float32 values (the gradient g as float32 saw it).
+            const tf::Tensor x64 = x.cast(tf::float64), f64 = f.cast(tf::float64);
+            const tf::Tensor g64 = g.cast(tf::float64);
+            tf::GradientTape tape;
+            tape.watch(x64);
+            tape.watch(f64);
+            const tf::Tensor y64 = tf::nn::conv2d(x64, f64, c.stride, c.padding);
+            const auto grads64 = tape.gradient(tf::reduce_sum(y64 * g64), {x64, f64});
+            const auto ref = values(y64), ref_dx = values(grads64[0]);
+            const auto ref_df = values(grads64[1]);
+            INFO(kernel << " sgemm, x " << c.x.str() << ", filter " << c.f.str());
+            REQUIRE(y.size() == ref.size());
+            for (std::size_t i = 0; i < y.size(); ++i)
+                CHECK(y[i] == Approx(ref[i]).margin(1e-4));
+            for (std::size_t i = 0; i < dx.size(); ++i)
+                CHECK(dx[i] == Approx(ref_dx[i]).margin(1e-4));
+            for (std::size_t i = 0; i < df.size(); ++i)  // sums of up to 20475 products
+                CHECK(df[i] == Approx(ref_df[i]).epsilon(1e-4).margin(1e-3));
+            // One thread gives the same bits: blocks, partials and slices never split a sum. (The
+            // 1x1 filter's OpenBLAS slices may change its edge tiles, so only rounding there.)
+            const auto [y1, dx1, df1, g1] = run(1);
+            if (std::string(kernel) == "packed" || c.f[0] != 1) {
+                CHECK(y1 == y);
+                CHECK(dx1 == dx);
+                CHECK(df1 == df);
+            }
+        }
+    }
+}

@@ -12,6 +12,7 @@
 #include <tapeflow/tapeflow.hpp>
 
 #include "kernels/cpu/blas.hpp"
+#include "kernels/cpu/sgemm_packed.hpp"
 #include "support/golden.hpp"
 #include "support/gradcheck.hpp"
 
@@ -252,6 +253,53 @@ TEST_CASE("float32 matmul's packed sgemm blocks agree with the reference loop", 
             }
         }
     }
+}
+
+TEST_CASE("packed sgemm with beta 1 continues C's sums", "[linalg]") {
+    // conv2d's filter gradient sums blocks of pixels into one result: C = C0 + A B, and two
+    // accumulating halves of k give the bits of one product over the whole k (and of C0 + AB).
+    // Compiled here for the tests' own instruction set: the blocking, not the vector width.
+    const int64_t m = 23, n = 37, k = 300;  // partial tiles, and k beyond one 256-long slice
+    const std::vector<double> a64 = random_f64({k, m}, -1, 1, 14).to_vector<double>();  // A^T
+    const std::vector<double> b64 = random_f64({k, n}, -1, 1, 15).to_vector<double>();
+    const std::vector<double> c64 = random_f64({m, n}, -1, 1, 16).to_vector<double>();
+    const std::vector<float> a(a64.begin(), a64.end()), b(b64.begin(), b64.end());
+    const std::vector<float> c0(c64.begin(), c64.end());
+    std::vector<float> whole = c0, halves = c0;
+    tf::cpu::packed_sgemm(true, false, m, n, k, a.data(), m, b.data(), n, true, whole.data(), n);
+    const int64_t k1 = 100;  // rows [0, k1) of A^T and B, then the rest
+    tf::cpu::packed_sgemm(true, false, m, n, k1, a.data(), m, b.data(), n, true, halves.data(), n);
+    tf::cpu::packed_sgemm(true,
+                          false,
+                          m,
+                          n,
+                          k - k1,
+                          a.data() + k1 * m,
+                          m,
+                          b.data() + k1 * n,
+                          n,
+                          true,
+                          halves.data(),
+                          n);
+    CHECK(halves == whole);
+    std::vector<float> product(static_cast<std::size_t>(m * n), 7.0F);  // beta 0: overwritten
+    tf::cpu::packed_sgemm(true, false, m, n, k, a.data(), m, b.data(), n, false, product.data(), n);
+    for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+            double sum = 0;
+            for (int64_t p = 0; p < k; ++p)
+                sum += double(a[p * m + i]) * double(b[p * n + j]);
+            const auto at = static_cast<std::size_t>(i * n + j);
+            CHECK(product[at] == Approx(sum).margin(1e-4));
+            CHECK(whole[at] == Approx(sum + double(c0[at])).margin(1e-4));
+        }
+    }
+    // k = 0: beta 1 leaves C as it was, beta 0 zeroes it.
+    std::vector<float> kept = c0;
+    tf::cpu::packed_sgemm(false, false, m, n, 0, a.data(), 1, b.data(), n, true, kept.data(), n);
+    CHECK(kept == c0);
+    tf::cpu::packed_sgemm(false, false, m, n, 0, a.data(), 1, b.data(), n, false, kept.data(), n);
+    CHECK(std::all_of(kept.begin(), kept.end(), [](float v) { return v == 0.0F; }));
 }
 
 TEST_CASE("TAPEFLOW_SGEMM picks the float32 matmul kernel; another value is warned about",

@@ -18,9 +18,8 @@
 #include <xsimd/xsimd.hpp>
 
 #include "core/dtype_dispatch.hpp"
-#include "kernels/cpu/blas.hpp"
-#include "kernels/cpu/block_gemm.hpp"
 #include "kernels/cpu/exp_shifted.hpp"
+#include "kernels/cpu/gemm_route.hpp"
 #include "ops/attention_operands.hpp"
 #include "ops/op_families.hpp"
 
@@ -120,12 +119,9 @@ void pack_transposed(const T* src,
     }
 }
 
-// float blocks go through the own register-blocked gemm (block_gemm.hpp); float64 keeps
-// OpenBLAS's dgemm.
-template <class C>
-constexpr bool kOwnGemm = std::is_same_v<C, float>;
-
-// c = a b^T, a [m, k] (lda), b [n, k] (ldb); the own gemm reads b transposed, bt [k, n] (ldbt).
+// The block products, routed by gemm_route.hpp (float: the register tile, reading op(B) row-major;
+// float64: OpenBLAS).
+// c = a b^T, a [m, k] (lda), b [n, k] (ldb); the tile reads b transposed, bt [k, n] (ldbt).
 template <class C>
 void gemm_nt(int64_t m,
              int64_t n,
@@ -138,11 +134,7 @@ void gemm_nt(int64_t m,
              int64_t ldbt,
              C* c,
              int64_t ldc) {
-    if constexpr (kOwnGemm<C>) {
-        block_gemm(m, n, k, a, lda, 1, bt, ldbt, c, ldc, false);
-    } else {
-        gemm<C>(false, true, m, n, k, a, lda, b, ldb, C(0), c, ldc);
-    }
+    routed_block_gemm<C>(false, true, m, n, k, a, lda, b, ldb, bt, ldbt, C(0), c, ldc);
 }
 
 // c += a b, a [m, k] (lda), b [k, n] (ldb).
@@ -156,11 +148,7 @@ void gemm_nn_acc(int64_t m,
                  int64_t ldb,
                  C* c,
                  int64_t ldc) {
-    if constexpr (kOwnGemm<C>) {
-        block_gemm(m, n, k, a, lda, 1, b, ldb, c, ldc, true);
-    } else {
-        gemm<C>(false, false, m, n, k, a, lda, b, ldb, C(1), c, ldc);
-    }
+    routed_block_gemm<C>(false, false, m, n, k, a, lda, b, ldb, b, ldb, C(1), c, ldc);
 }
 
 // c += a^T b, a [k, m] (lda), b [k, n] (ldb).
@@ -174,11 +162,7 @@ void gemm_tn_acc(int64_t m,
                  int64_t ldb,
                  C* c,
                  int64_t ldc) {
-    if constexpr (kOwnGemm<C>) {
-        block_gemm(m, n, k, a, 1, lda, b, ldb, c, ldc, true);
-    } else {
-        gemm<C>(true, false, m, n, k, a, lda, b, ldb, C(1), c, ldc);
-    }
+    routed_block_gemm<C>(true, false, m, n, k, a, lda, b, ldb, b, ldb, C(1), c, ldc);
 }
 
 // The logits of block rows [t0, t0 + rows) x keys [s0, s0 + cols) of head (b, n), computed in
@@ -263,9 +247,9 @@ void attention_forward(const KernelContext& ctx) {
     auto* lse = static_cast<C*>(ctx.outputs[1].mutable_raw_data());
     const int64_t q_blocks = (g.t + kBlockQ - 1) / kBlockQ;
     const int64_t h = g.h;
-    parallel_gemms(g.b * g.n * q_blocks, [&](int64_t begin, int64_t end) {
+    parallel_block_gemms<C>(g.b * g.n * q_blocks, [&](int64_t begin, int64_t end) {
         std::vector<C> qb(kBlockQ * h), kb(kBlockK * h), vb(kBlockK * h), acc(kBlockQ * h);
-        std::vector<C> kt(kOwnGemm<C> ? kBlockK * h : 0);
+        std::vector<C> kt(kBlockTile<C> ? kBlockK * h : 0);
         std::vector<C> sc(kBlockQ * kBlockK), m(kBlockQ), l(kBlockQ);
         for (int64_t unit = begin; unit < end; ++unit) {
             const int64_t head = unit / q_blocks;
@@ -279,7 +263,7 @@ void attention_forward(const KernelContext& ctx) {
             const int64_t s_end = g.key_end(t0, rows);
             for (int64_t s0 = 0; s0 < s_end; s0 += kBlockK) {
                 const int64_t cols = std::min(kBlockK, s_end - s0);
-                if constexpr (kOwnGemm<C>) {
+                if constexpr (kBlockTile<C>) {
                     pack_transposed(kp, g, g.s, bi, ni, s0, cols, kt.data(), kBlockK);
                 } else {
                     pack(kp, g, g.s, bi, ni, s0, cols, kb.data());
@@ -348,11 +332,11 @@ void attention_backward(const KernelContext& ctx) {
     T* dbias = want_dbias ? static_cast<T*>(ctx.outputs[3].mutable_raw_data()) : nullptr;
     const int64_t h = g.h;
     const C scale = static_cast<C>(g.scale);
-    parallel_gemms(g.b * g.n, [&](int64_t begin, int64_t end) {
+    parallel_block_gemms<C>(g.b * g.n, [&](int64_t begin, int64_t end) {
         std::vector<C> qh(g.t * h), doh(g.t * h), oh(g.t * h), dq(g.t * h), d(g.t);
         std::vector<C> kh(g.s * h), vh(g.s * h), dk(g.s * h), dv(g.s * h);
         std::vector<C> p(kBlockQ * kBlockK), dp(kBlockQ * kBlockK);
-        std::vector<C> kt(kOwnGemm<C> ? g.s * h : 0), vt(kOwnGemm<C> ? g.s * h : 0);
+        std::vector<C> kt(kBlockTile<C> ? g.s * h : 0), vt(kBlockTile<C> ? g.s * h : 0);
         for (int64_t head = begin; head < end; ++head) {
             const int64_t bi = head / g.n, ni = head % g.n;
             pack(qp, g, g.t, bi, ni, 0, g.t, qh.data(), scale);  // scaled: dk = ds^T (scale q)
@@ -360,7 +344,7 @@ void attention_backward(const KernelContext& ctx) {
             pack(op, g, g.t, bi, ni, 0, g.t, oh.data());
             pack(kp, g, g.s, bi, ni, 0, g.s, kh.data());
             pack(vp, g, g.s, bi, ni, 0, g.s, vh.data());
-            if constexpr (kOwnGemm<C>) {
+            if constexpr (kBlockTile<C>) {
                 pack_transposed(kp, g, g.s, bi, ni, 0, g.s, kt.data(), g.s);
                 pack_transposed(vp, g, g.s, bi, ni, 0, g.s, vt.data(), g.s);
             }

@@ -3,6 +3,7 @@
 // thread pool; when our threads each call a multi-threaded gemm the two pools fight over the
 // cores (measured: conv forward 2-4x slower than one thread). Under the guard OpenBLAS runs each
 // call on the calling thread; the previous setting comes back when the last guard ends.
+// The kernels reach these through gemm_route.hpp, which picks OpenBLAS or tapeflow's own gemms.
 #pragma once
 
 #include <cstdint>

@@ -1,20 +1,22 @@
 // CPU kernels of Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter in NHWC with HWIO filters:
-// im2col + OpenBLAS gemm. The patch matrix of a block of output pixels is [rows, K = kh*kw*c]
-// (each row the window of one output pixel, channels contiguous), so
+// im2col + gemm (gemm_route.hpp: the packed sgemm or OpenBLAS). The patch matrix of a block of
+// output pixels is [rows, K = kh*kw*c] (each row the window of one output pixel, channels
+// contiguous), so
 //   forward:        y[rows, O]  = patches @ w[K, O]
 //   filter grad:    dw[K, O]   += patches^T @ dy[rows, O]
 //   input grad:     dpatches   = dy @ w^T, then col2im adds each row back into its window.
 // Work is cut into blocks of about kBlockRows output pixels, spread over tapeflow's threads, each
-// block's gemm on its own thread (see blas.hpp for why not OpenBLAS's threads). Blocks and the
-// filter gradient's partial sums depend on the shapes only, so results never depend on the thread
-// count. A 1x1 filter with stride 1 and no padding needs no patch matrix. float32 and float64.
+// block's gemm on its own thread (see blas.hpp for why not OpenBLAS's threads). Blocks, the
+// filter gradient's partial sums and the kernel each gemm runs depend on the shapes only, so
+// results never depend on the thread count. A 1x1 filter with stride 1 and no padding needs no
+// patch matrix. float32 and float64.
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
 
 #include "core/dtype_dispatch.hpp"
 #include "core/parallel.hpp"
-#include "kernels/cpu/blas.hpp"
+#include "kernels/cpu/gemm_route.hpp"
 #include "ops/nn_common.hpp"
 #include "ops/op_families.hpp"
 
@@ -159,20 +161,23 @@ void conv2d_kernel(const KernelContext& ctx) {
             return;
         }
         if (is_pointwise(w)) {
-            parallel_gemm<T>(false, false, w.n * w.h * w.w, o, k, xp, k, wp, o, yp, o);
+            routed_parallel_gemm<T>(false, false, w.n * w.h * w.w, o, k, xp, k, wp, o, yp, o);
             return;
         }
         const int64_t rows = w.n * w.oh * w.ow;
-        parallel_gemms(ceil_div(rows, kBlockRows), [&](int64_t begin, int64_t end) {
-            Tensor holder;
-            T* patches = scratch<T>(holder, kBlockRows * k, x.dtype());
-            for (int64_t b = begin; b < end; ++b) {
-                const int64_t r0 = b * kBlockRows;
-                const int64_t r1 = std::min(rows, r0 + kBlockRows);
-                im2col(w, xp, r0, r1, patches);
-                gemm<T>(false, false, r1 - r0, o, k, patches, k, wp, o, T(0), yp + r0 * o, o);
-            }
-        });
+        const int64_t block = std::min(rows, kBlockRows);
+        parallel_routed_gemms<T>(
+            ceil_div(rows, kBlockRows), block, o, k, [&](int64_t begin, int64_t end) {
+                Tensor holder;
+                T* patches = scratch<T>(holder, kBlockRows * k, x.dtype());
+                for (int64_t b = begin; b < end; ++b) {
+                    const int64_t r0 = b * kBlockRows;
+                    const int64_t r1 = std::min(rows, r0 + kBlockRows);
+                    im2col(w, xp, r0, r1, patches);
+                    routed_gemm<T>(
+                        false, false, r1 - r0, o, k, patches, k, wp, o, T(0), yp + r0 * o, o);
+                }
+            });
     });
 }
 
@@ -195,7 +200,7 @@ void conv2d_backprop_input_kernel(const KernelContext& ctx) {
                 std::fill(dxp, dxp + dx.num_elements(), T(0));
                 return;
             }
-            parallel_gemm<T>(false, true, w.n * w.h * w.w, k, o, dyp, o, wp, o, dxp, k);
+            routed_parallel_gemm<T>(false, true, w.n * w.h * w.w, k, o, dyp, o, wp, o, dxp, k);
             return;
         }
         std::fill(dxp, dxp + dx.num_elements(), T(0));
@@ -203,27 +208,29 @@ void conv2d_backprop_input_kernel(const KernelContext& ctx) {
         // Blocks of whole images: col2im of different blocks then writes different images.
         const int64_t per_image = w.oh * w.ow;
         const int64_t images = std::max<int64_t>(1, kBlockRows / per_image);
-        parallel_gemms(ceil_div(w.n, images), [&](int64_t begin, int64_t end) {
-            Tensor holder;
-            T* dpatches = scratch<T>(holder, images * per_image * k, dy.dtype());
-            for (int64_t b = begin; b < end; ++b) {
-                const int64_t n0 = b * images;
-                const int64_t count = std::min(images, w.n - n0);
-                gemm<T>(false,
-                        true,
-                        count * per_image,
-                        k,
-                        o,
-                        dyp + n0 * per_image * o,
-                        o,
-                        wp,
-                        o,
-                        T(0),
-                        dpatches,
-                        k);
-                col2im(w, dpatches, count, dxp + n0 * w.h * w.w * w.c);
-            }
-        });
+        const int64_t block = std::min(images, w.n) * per_image;
+        parallel_routed_gemms<T>(
+            ceil_div(w.n, images), block, k, o, [&](int64_t begin, int64_t end) {
+                Tensor holder;
+                T* dpatches = scratch<T>(holder, images * per_image * k, dy.dtype());
+                for (int64_t b = begin; b < end; ++b) {
+                    const int64_t n0 = b * images;
+                    const int64_t count = std::min(images, w.n - n0);
+                    routed_gemm<T>(false,
+                                   true,
+                                   count * per_image,
+                                   k,
+                                   o,
+                                   dyp + n0 * per_image * o,
+                                   o,
+                                   wp,
+                                   o,
+                                   T(0),
+                                   dpatches,
+                                   k);
+                    col2im(w, dpatches, count, dxp + n0 * w.h * w.w * w.c);
+                }
+            });
     });
 }
 
@@ -247,7 +254,7 @@ void conv2d_backprop_filter_kernel(const KernelContext& ctx) {
             return;
         }
         if (is_pointwise(w)) {
-            parallel_gemm<T>(true, false, k, o, pixels, xp, k, dyp, o, dwp, o);
+            routed_parallel_gemm<T>(true, false, k, o, pixels, xp, k, dyp, o, dwp, o);
             return;
         }
         // Partial p sums blocks [p*blocks/P, (p+1)*blocks/P) in order; dw = partial 0 + 1 + ...
@@ -257,7 +264,8 @@ void conv2d_backprop_filter_kernel(const KernelContext& ctx) {
         const int64_t parts = std::min({blocks, kMaxPartials, budget});
         Tensor partial_holder;
         T* partials = scratch<T>(partial_holder, (parts - 1) * ko, dw.dtype());
-        parallel_gemms(parts, [&](int64_t begin, int64_t end) {
+        const int64_t block = std::min(pixels, kBlockRows);
+        parallel_routed_gemms<T>(parts, k, o, block, [&](int64_t begin, int64_t end) {
             Tensor holder;
             T* patches = scratch<T>(holder, kBlockRows * k, x.dtype());
             for (int64_t p = begin; p < end; ++p) {
@@ -266,18 +274,18 @@ void conv2d_backprop_filter_kernel(const KernelContext& ctx) {
                     const int64_t r0 = b * kBlockRows;
                     const int64_t r1 = std::min(pixels, r0 + kBlockRows);
                     im2col(w, xp, r0, r1, patches);
-                    gemm<T>(true,
-                            false,
-                            k,
-                            o,
-                            r1 - r0,
-                            patches,
-                            k,
-                            dyp + r0 * o,
-                            o,
-                            b == p * blocks / parts ? T(0) : T(1),
-                            out,
-                            o);
+                    routed_gemm<T>(true,
+                                   false,
+                                   k,
+                                   o,
+                                   r1 - r0,
+                                   patches,
+                                   k,
+                                   dyp + r0 * o,
+                                   o,
+                                   b == p * blocks / parts ? T(0) : T(1),
+                                   out,
+                                   o);
                 }
             }
         });

@@ -1,10 +1,8 @@
-// CPU kernels of MatMul and BatchMatMulV2. float32/float64 call OpenBLAS gemm with the transposes
-// passed as flags (never copied), except large float32 products in the x86-64-v3 and better sets
-// where OpenBLAS runs a fallback kernel, which run tapeflow's packed sgemm (sgemm_packed.hpp);
-// float16/bfloat16 go through float32;
-// int32/int64 use a plain loop. A batch folds into one gemm when it can (B shared, A not
-// transposed); otherwise whole products go to the threads. Large products are cut into per-thread
-// slices (blas.hpp).
+// CPU kernels of MatMul and BatchMatMulV2. float32/float64 products go to gemm_route.hpp (the
+// packed sgemm or OpenBLAS) with the transposes passed as flags (never copied); float16/bfloat16
+// go through float32; int32/int64 use a plain loop. A batch folds into one gemm when it can (B
+// shared, A not transposed); otherwise whole products go to the threads. Large products are cut
+// into per-thread slices (routed_parallel_gemm).
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -15,8 +13,7 @@
 
 #include "core/dtype_dispatch.hpp"
 #include "core/parallel.hpp"
-#include "kernels/cpu/blas.hpp"
-#include "kernels/cpu/sgemm_packed.hpp"
+#include "kernels/cpu/gemm_route.hpp"
 #include "ops/apply.hpp"
 #include "ops/op_families.hpp"
 
@@ -110,83 +107,25 @@ Gemm plan_gemm(const KernelContext& ctx) {
     return g;
 }
 
-// The packed sgemm where AVX2 and FMA are there (the x86-64-v3 and v4 sets) and OpenBLAS did not
-// pick an AVX2 kernel for this CPU (prefer_packed_sgemm, blas.hpp): about half of AVX2's peak,
-// 3x OpenBLAS's SSE3 fallback, below OpenBLAS's own AVX2 kernels. Below the size, OpenBLAS (or its
-// small loop) wins.
-#if defined(__AVX2__) && defined(__FMA__)
-constexpr bool kPackedSgemm = true;
-#else
-constexpr bool kPackedSgemm = false;
-#endif
-constexpr double kPackedSgemmMnk = 32768.0;
-
-// C = op(A) op(B) with the packed sgemm, `sliced`: cut into one slice per thread along the longer
-// of m and n when the product is large enough (as parallel_gemm does for OpenBLAS).
-void packed_gemm(const float* a,
-                 int64_t lda,
-                 const float* b,
-                 int64_t ldb,
-                 float* c,
-                 int64_t ldc,
+// C = op(A) op(B) for one product of floats or doubles, row-major; `sliced`: cut over the
+// threads, else on the calling thread.
+template <class T>
+void one_product(const T* a,
+                 const T* b,
+                 T* c,
                  int64_t m,
                  int64_t n,
                  int64_t k,
                  bool ta,
                  bool tb,
-                 bool sliced) {
-    constexpr int64_t kTile = 16;
-    const int64_t threads = cpu_threads();
-    const int64_t longer = std::max(m, n);
-    const double mnk = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-    if (!sliced || threads <= 1 || longer < 2 * kTile || mnk <= kThreadedGemmMnk) {
-        packed_sgemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
-        return;
-    }
-    const int64_t slice = (longer / threads + kTile - 1) / kTile * kTile;
-    const int64_t slices = (longer + slice - 1) / slice;
-    parallel_for(slices, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t s = begin; s < end; ++s) {
-            const int64_t lo = s * slice;
-            const int64_t len = std::min(longer, lo + slice) - lo;
-            if (m >= n) {  // rows lo.. of op(A) and C
-                packed_sgemm(
-                    ta, tb, len, n, k, ta ? a + lo : a + lo * lda, lda, b, ldb, c + lo * ldc, ldc);
-            } else {  // columns lo.. of op(B) and C
-                packed_sgemm(
-                    ta, tb, m, len, k, a, lda, tb ? b + lo * ldb : b + lo, ldb, c + lo, ldc);
-            }
-        }
-    });
-}
-
-// C = op(A) op(B) for one product of floats or doubles, row-major; `sliced`: cut over the
-// threads, else on the calling thread.
-template <class T>
-void blas_gemm(const T* a,
-               const T* b,
-               T* c,
-               int64_t m,
-               int64_t n,
-               int64_t k,
-               bool ta,
-               bool tb,
-               bool sliced = true) {
+                 bool sliced = true) {
     const int64_t lda = std::max<int64_t>(1, ta ? m : k);
     const int64_t ldb = std::max<int64_t>(1, tb ? k : n);
     const int64_t ldc = std::max<int64_t>(1, n);
-    if constexpr (std::is_same_v<T, float> && kPackedSgemm) {
-        if (static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >=
-                kPackedSgemmMnk &&
-            prefer_packed_sgemm()) {
-            packed_gemm(a, lda, b, ldb, c, ldc, m, n, k, ta, tb, sliced);
-            return;
-        }
-    }
     if (sliced) {
-        parallel_gemm<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+        routed_parallel_gemm<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
     } else {
-        gemm<T>(ta, tb, m, n, k, a, lda, b, ldb, T(0), c, ldc);
+        routed_gemm<T>(ta, tb, m, n, k, a, lda, b, ldb, T(0), c, ldc);
     }
 }
 
@@ -201,26 +140,26 @@ void run_blas(const Gemm& g, const T* a, const T* b, T* c) {
         return;
     }
     if (g.batch == 1) {
-        blas_gemm(a, b, c, g.m, g.n, g.k, g.ta, g.tb);
+        one_product(a, b, c, g.m, g.n, g.k, g.ta, g.tb);
         return;
     }
     // One B for every batch and A's batches in order, untransposed: the batch is just more rows.
     if (g.b_count == 1 && g.a_count == g.batch && !g.ta &&
         g.batch * g.m <= std::numeric_limits<blasint>::max() / 2) {
-        blas_gemm(a, b, c, g.batch * g.m, g.n, g.k, false, g.tb);
+        one_product(a, b, c, g.batch * g.m, g.n, g.k, false, g.tb);
         return;
     }
     const auto product = [&](int64_t i, bool sliced) {
         const auto at = static_cast<std::size_t>(i);
-        blas_gemm(a + g.a_index[at] * a_size,
-                  b + g.b_index[at] * b_size,
-                  c + i * c_size,
-                  g.m,
-                  g.n,
-                  g.k,
-                  g.ta,
-                  g.tb,
-                  sliced);
+        one_product(a + g.a_index[at] * a_size,
+                    b + g.b_index[at] * b_size,
+                    c + i * c_size,
+                    g.m,
+                    g.n,
+                    g.k,
+                    g.ta,
+                    g.tb,
+                    sliced);
     };
     const double mnk = static_cast<double>(a_size) * static_cast<double>(g.n);
     if (g.batch < cpu_threads() && mnk > kThreadedGemmMnk) {  // a few large products: slice each
@@ -231,11 +170,12 @@ void run_blas(const Gemm& g, const T* a, const T* b, T* c) {
     // Whole products on the threads, at least kParallelFlops multiply-adds per unit of work.
     const int64_t per_unit =
         mnk >= kParallelFlops ? 1 : std::max<int64_t>(1, kParallelFlops / (a_size * g.n));
-    parallel_gemms((g.batch + per_unit - 1) / per_unit, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin * per_unit; i < std::min(g.batch, end * per_unit); ++i) {
-            product(i, false);
-        }
-    });
+    parallel_routed_gemms<T>(
+        (g.batch + per_unit - 1) / per_unit, g.m, g.n, g.k, [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin * per_unit; i < std::min(g.batch, end * per_unit); ++i) {
+                product(i, false);
+            }
+        });
 }
 
 // 16-bit floats: convert to float32, multiply with sgemm, convert back.

@@ -101,8 +101,10 @@ inline void pack_a(const Operands& o, int64_t ic, int64_t mc, int64_t pc, int64_
 
 }  // namespace sgemm_detail
 
-/// C = op(A) op(B) (beta 0: C is only written), row-major with leading dimensions as in BLAS.
-/// Single-threaded; callers slice large products over their threads.
+/// C = op(A) op(B), or C += op(A) op(B) with `accumulate` (beta 1; else C is only written),
+/// row-major with leading dimensions as in BLAS. Single-threaded; callers slice large products
+/// over their threads. Accumulating continues C's sums as each KC slice does, so summing several
+/// products into C gives the bits one product over their concatenated k would.
 inline void packed_sgemm(bool ta,
                          bool tb,
                          int64_t m,
@@ -112,10 +114,11 @@ inline void packed_sgemm(bool ta,
                          int64_t lda,
                          const float* b,
                          int64_t ldb,
+                         bool accumulate,
                          float* c,
                          int64_t ldc) {
     using namespace sgemm_detail;
-    if (m <= 0 || n <= 0) return;
+    if (m <= 0 || n <= 0 || (k <= 0 && accumulate)) return;
     if (k <= 0) {
         for (int64_t i = 0; i < m; ++i)
             std::fill(c + i * ldc, c + i * ldc + n, 0.0F);
@@ -134,7 +137,7 @@ inline void packed_sgemm(bool ta,
         const int64_t nc = std::min(kNC, n - jc);
         for (int64_t pc = 0; pc < k; pc += kKC) {
             const int64_t kc = std::min(kKC, k - pc);
-            const bool add = pc > 0;
+            const bool add = accumulate || pc > 0;
             pack_b(o, pc, kc, jc, nc, packed_b.get());
             for (int64_t ic = 0; ic < m; ic += kMC) {
                 const int64_t mc = std::min(kMC, m - ic);
