@@ -6,7 +6,10 @@
 
 #include <benchmark/benchmark.h>
 
+#include "libtorch_case.hpp"
+
 #ifdef TAPEFLOW_BENCH_TORCH
+#include <cblas.h>  // OpenBLAS's openblas_set_num_threads
 #include <torch/torch.h>
 
 namespace torch_cases {
@@ -102,43 +105,53 @@ void conv_step(benchmark::State& state, double flops) {
 
 }  // namespace
 
+namespace {
+int blas_threads = 1;  // set_threads's count, which use_libtorch_blas_threads gives OpenBLAS
+}  // namespace
+
 bool available() {
     return true;
 }
 void set_threads(int threads) {
     torch::set_num_threads(threads);
+    blas_threads = threads;
+}
+void use_libtorch_blas_threads() {
+    openblas_set_num_threads(blas_threads);
 }
 void register_overhead() {
-    benchmark::RegisterBenchmark("overhead/add_1elem/libtorch", add_1elem);
+    benchmark::RegisterBenchmark("overhead/add_1elem/libtorch", libtorch_case(add_1elem));
 }
 void register_overhead_tape() {
-    benchmark::RegisterBenchmark("overhead/add_chain_fwd_bwd/libtorch", add_chain);
+    benchmark::RegisterBenchmark("overhead/add_chain_fwd_bwd/libtorch", libtorch_case(add_chain));
 }
 void register_mul_add(int64_t n) {
     benchmark::RegisterBenchmark(("elementwise/mul_add/" + std::to_string(n) + "/libtorch").c_str(),
-                                 mul_add)
+                                 libtorch_case(mul_add))
         ->Arg(n)
         ->UseRealTime();
 }
 void register_exp(int64_t n) {
     benchmark::RegisterBenchmark(("elementwise/exp/" + std::to_string(n) + "/libtorch").c_str(),
-                                 exp_case)
+                                 libtorch_case(exp_case))
         ->Arg(n)
         ->UseRealTime();
 }
 void register_sum_all() {
-    benchmark::RegisterBenchmark("reduce/sum_all/libtorch", sum_all)->UseRealTime();
+    benchmark::RegisterBenchmark("reduce/sum_all/libtorch", libtorch_case(sum_all))->UseRealTime();
 }
 void register_sum_axis1() {
-    benchmark::RegisterBenchmark("reduce/sum_axis1/libtorch", sum_axis1)->UseRealTime();
+    benchmark::RegisterBenchmark("reduce/sum_axis1/libtorch", libtorch_case(sum_axis1))
+        ->UseRealTime();
 }
 void register_matmul(int64_t n) {
-    benchmark::RegisterBenchmark(("matmul/" + std::to_string(n) + "/libtorch").c_str(), matmul)
+    benchmark::RegisterBenchmark(("matmul/" + std::to_string(n) + "/libtorch").c_str(),
+                                 libtorch_case(matmul))
         ->Arg(n)
         ->UseRealTime();
 }
 void register_conv_step(double flops) {
-    benchmark::RegisterBenchmark("nn/conv_step/libtorch", conv_step, flops)
+    benchmark::RegisterBenchmark("nn/conv_step/libtorch", libtorch_case(conv_step), flops)
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
 }
@@ -152,6 +165,7 @@ bool available() {
     return false;
 }
 void set_threads(int) {}
+void use_libtorch_blas_threads() {}
 void register_overhead() {}
 void register_overhead_tape() {}
 void register_mul_add(int64_t) {}

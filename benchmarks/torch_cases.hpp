@@ -7,7 +7,8 @@
 namespace torch_cases {
 
 bool available();
-void set_threads(int threads);  // torch::set_num_threads; OpenBLAS threads are shared with tapeflow
+void set_threads(
+    int threads);  // torch::set_num_threads, and OpenBLAS's for its cases (libtorch_case.hpp)
 void register_overhead();
 void register_overhead_tape();
 void register_mul_add(int64_t n);

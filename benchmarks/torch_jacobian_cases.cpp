@@ -9,6 +9,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "libtorch_case.hpp"
+
 #ifdef TAPEFLOW_BENCH_TORCH
 #include <ATen/VmapMode.h>
 #include <torch/torch.h>
@@ -61,24 +63,40 @@ void tanh_layer(
 
 void register_tanh_layer(int64_t n) {
     const std::string name = "tanh_layer_1x" + std::to_string(n);
-    benchmark::RegisterBenchmark(
-        ("jacobian/" + name + "/libtorch").c_str(), tanh_layer, 1, n, false, true)
+    benchmark::RegisterBenchmark(("jacobian/" + name + "/libtorch").c_str(),
+                                 torch_cases::libtorch_case(tanh_layer),
+                                 1,
+                                 n,
+                                 false,
+                                 true)
         ->UseRealTime()
         ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(
-        ("jacobian_loop/" + name + "/libtorch").c_str(), tanh_layer, 1, n, false, false)
+    benchmark::RegisterBenchmark(("jacobian_loop/" + name + "/libtorch").c_str(),
+                                 torch_cases::libtorch_case(tanh_layer),
+                                 1,
+                                 n,
+                                 false,
+                                 false)
         ->UseRealTime()
         ->Unit(benchmark::kMicrosecond);
 }
 
 void register_batch_tanh_layer(int64_t batch, int64_t n) {
     const std::string name = "tanh_layer_" + std::to_string(batch) + "x" + std::to_string(n);
-    benchmark::RegisterBenchmark(
-        ("batch_jacobian/" + name + "/libtorch").c_str(), tanh_layer, batch, n, true, true)
+    benchmark::RegisterBenchmark(("batch_jacobian/" + name + "/libtorch").c_str(),
+                                 torch_cases::libtorch_case(tanh_layer),
+                                 batch,
+                                 n,
+                                 true,
+                                 true)
         ->UseRealTime()
         ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(
-        ("batch_jacobian_loop/" + name + "/libtorch").c_str(), tanh_layer, batch, n, true, false)
+    benchmark::RegisterBenchmark(("batch_jacobian_loop/" + name + "/libtorch").c_str(),
+                                 torch_cases::libtorch_case(tanh_layer),
+                                 batch,
+                                 n,
+                                 true,
+                                 false)
         ->UseRealTime()
         ->Unit(benchmark::kMicrosecond);
 }

@@ -4,6 +4,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "libtorch_case.hpp"
+
 #ifdef TAPEFLOW_BENCH_TORCH
 #include <torch/torch.h>
 
@@ -98,10 +100,17 @@ bool available() {
 
 void register_cases(int64_t steps_per_iteration) {
     g_steps = steps_per_iteration;
-    benchmark::RegisterBenchmark("keras/mlp_8_steps/libtorch", mlp)->UseRealTime();
-    benchmark::RegisterBenchmark("keras/convnet_8_steps/libtorch", convnet)->UseRealTime();
-    benchmark::RegisterBenchmark("keras/batchnorm_step/libtorch", batchnorm)->UseRealTime();
-    benchmark::RegisterBenchmark("keras/layernorm_step/libtorch", layernorm)->UseRealTime();
+    benchmark::RegisterBenchmark("keras/mlp_8_steps/libtorch", torch_cases::libtorch_case(mlp))
+        ->UseRealTime();
+    benchmark::RegisterBenchmark("keras/convnet_8_steps/libtorch",
+                                 torch_cases::libtorch_case(convnet))
+        ->UseRealTime();
+    benchmark::RegisterBenchmark("keras/batchnorm_step/libtorch",
+                                 torch_cases::libtorch_case(batchnorm))
+        ->UseRealTime();
+    benchmark::RegisterBenchmark("keras/layernorm_step/libtorch",
+                                 torch_cases::libtorch_case(layernorm))
+        ->UseRealTime();
 }
 
 }  // namespace torch_keras_cases

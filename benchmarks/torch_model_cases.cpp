@@ -4,6 +4,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "libtorch_case.hpp"
+
 #ifdef TAPEFLOW_BENCH_TORCH
 #include <torch/torch.h>
 
@@ -51,17 +53,20 @@ void conv_transpose(benchmark::State& state) {
 }  // namespace
 
 void register_einsum() {
-    benchmark::RegisterBenchmark("models/einsum_bqhd_bkhd/libtorch", einsum)
+    benchmark::RegisterBenchmark("models/einsum_bqhd_bkhd/libtorch",
+                                 torch_cases::libtorch_case(einsum))
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
 }
 void register_depthwise() {
-    benchmark::RegisterBenchmark("models/depthwise_3x3/libtorch", depthwise)
+    benchmark::RegisterBenchmark("models/depthwise_3x3/libtorch",
+                                 torch_cases::libtorch_case(depthwise))
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
 }
 void register_conv_transpose() {
-    benchmark::RegisterBenchmark("models/conv2d_transpose_3x3_s2/libtorch", conv_transpose)
+    benchmark::RegisterBenchmark("models/conv2d_transpose_3x3_s2/libtorch",
+                                 torch_cases::libtorch_case(conv_transpose))
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
 }

@@ -6,6 +6,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "libtorch_case.hpp"
+
 #ifdef TAPEFLOW_BENCH_TORCH
 #include <torch/torch.h>
 
@@ -68,13 +70,17 @@ bool available() {
     return true;
 }
 void register_tutorial_step() {
-    benchmark::RegisterBenchmark("train/tutorial_step/libtorch", tutorial_step);
+    benchmark::RegisterBenchmark("train/tutorial_step/libtorch",
+                                 torch_cases::libtorch_case(tutorial_step));
 }
 void register_mlp_step() {
-    benchmark::RegisterBenchmark("train/mlp_step/libtorch", mlp_step)->UseRealTime();
+    benchmark::RegisterBenchmark("train/mlp_step/libtorch", torch_cases::libtorch_case(mlp_step))
+        ->UseRealTime();
 }
 void register_adam_10m(int64_t n) {
-    benchmark::RegisterBenchmark("train/adam_10M/libtorch", adam_10m)->Arg(n)->UseRealTime();
+    benchmark::RegisterBenchmark("train/adam_10M/libtorch", torch_cases::libtorch_case(adam_10m))
+        ->Arg(n)
+        ->UseRealTime();
 }
 void run_mlp_steps(int steps) {
     torch::manual_seed(1);

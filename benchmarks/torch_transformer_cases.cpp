@@ -6,6 +6,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "libtorch_case.hpp"
+
 #ifdef TAPEFLOW_BENCH_TORCH
 #include <torch/torch.h>
 
@@ -144,11 +146,11 @@ void transformer_step(benchmark::State& state,
 void register_attention(int64_t b, int64_t t, int64_t n, int64_t h, double flops) {
     benchmark::RegisterBenchmark(
         "transformer/attention_fwd_bwd/libtorch",
-        [=](benchmark::State& s) {
+        torch_cases::libtorch_case([=](benchmark::State& s) {
             attention(s, b, t, n, h);
             s.counters["GFLOPS"] = benchmark::Counter(
                 flops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
-        })
+        }))
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
 }
@@ -161,21 +163,20 @@ bool attention_step(int64_t b, int64_t t, int64_t n, int64_t h) {
 void register_layer_norm(int64_t rows, int64_t cols, double bytes) {
     benchmark::RegisterBenchmark(
         "transformer/layer_norm_fwd_bwd/libtorch",
-        [=](benchmark::State& s) {
+        torch_cases::libtorch_case([=](benchmark::State& s) {
             layer_norm(s, rows, cols);
             s.SetBytesProcessed(static_cast<int64_t>(bytes) * s.iterations());
-        })
+        }))
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
 }
 
 void register_transformer_step(
     int64_t vocab, int64_t batch, int64_t layers, int64_t heads, int64_t width, int64_t context) {
-    benchmark::RegisterBenchmark("transformer/lm_train_step/libtorch",
-                                 [=](benchmark::State& s) {
-                                     transformer_step(
-                                         s, vocab, batch, layers, heads, width, context);
-                                 })
+    benchmark::RegisterBenchmark(
+        "transformer/lm_train_step/libtorch", torch_cases::libtorch_case([=](benchmark::State& s) {
+            transformer_step(s, vocab, batch, layers, heads, width, context);
+        }))
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
 }

@@ -1,4 +1,4 @@
-// OpenBLAS gemm wrappers and the calling-thread guard (see blas.hpp).
+// OpenBLAS gemm wrappers and its one-thread setting (see blas.hpp).
 #include "kernels/cpu/blas.hpp"
 
 #include <algorithm>
@@ -125,7 +125,7 @@ void parallel_gemm(bool trans_a,
     const int64_t threads = cpu_threads();
     const int64_t longer = std::max(m, n);
     if (threads <= 1) {  // one tapeflow thread: OpenBLAS gets no more
-        const BlasOnCallingThread guard;
+        blas_on_calling_thread();
         gemm<T>(trans_a, trans_b, m, n, k, a, lda, b, ldb, T(0), c, ldc);
         return;
     }
@@ -195,23 +195,11 @@ template void parallel_gemm<double>(bool,
                                     double*,
                                     int64_t);
 
-namespace {
-std::mutex guard_mutex;
-int guard_users = 0;
-int saved_threads = 1;
-}  // namespace
-
-BlasOnCallingThread::BlasOnCallingThread() {
-    const std::lock_guard lock(guard_mutex);
-    if (guard_users++ == 0) {
-        saved_threads = openblas_get_num_threads();
-        openblas_set_num_threads(1);
-    }
-}
-
-BlasOnCallingThread::~BlasOnCallingThread() {
-    const std::lock_guard lock(guard_mutex);
-    if (--guard_users == 0) openblas_set_num_threads(saved_threads);
+void blas_on_calling_thread() {
+    static std::mutex mutex;
+    if (openblas_get_num_threads() == 1) return;  // the common case: a read of OpenBLAS's count
+    const std::lock_guard lock(mutex);
+    if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
 }
 
 bool prefer_packed_sgemm() {

@@ -1,13 +1,11 @@
-// Typed OpenBLAS gemm for the CPU kernels, and a guard for kernels that spread many independent
-// gemms over tapeflow's own threads. OpenBLAS (the pthreads build Debian ships) has its own
-// thread pool; when our threads each call a multi-threaded gemm the two pools fight over the
-// cores (measured: conv forward 2-4x slower than one thread). Under the guard OpenBLAS runs each
-// call on the calling thread; the previous setting comes back when the last guard ends.
+// Typed OpenBLAS gemm for the CPU kernels, and what kernels that spread gemms over tapeflow's own
+// threads call first. OpenBLAS (the pthreads build Debian ships) has its own thread pool; when our
+// threads each call a multi-threaded gemm the two pools fight over the cores (measured: conv
+// forward 2-4x slower than one thread). So tapeflow runs OpenBLAS on its calling threads.
 // The kernels reach these through gemm_route.hpp, which picks OpenBLAS or tapeflow's own gemms.
 #pragma once
 
 #include <cstdint>
-#include <optional>
 
 #include "core/parallel.hpp"
 
@@ -28,22 +26,19 @@ void gemm(bool trans_a,
           T* c,
           int64_t ldc);
 
-/// While one exists (in any thread), OpenBLAS runs every gemm on its calling thread.
-/// Results do not change: OpenBLAS never splits the k sum across threads.
-class BlasOnCallingThread {
-public:
-    BlasOnCallingThread();
-    ~BlasOnCallingThread();
-    BlasOnCallingThread(const BlasOnCallingThread&) = delete;
-    BlasOnCallingThread& operator=(const BlasOnCallingThread&) = delete;
-};
+/// From this call on, OpenBLAS runs every gemm on its calling thread (one OpenBLAS thread), and it
+/// stays so: tapeflow never asks OpenBLAS for threads (it slices large products over its own). It
+/// is not switched back after each kernel because raising OpenBLAS's count wakes its pool, whose
+/// threads then spin on the cores that tapeflow's threads compute on (the Keras convnet's 2-thread
+/// step took 3x its 1-thread time). A program that calls OpenBLAS itself sets its own count
+/// before its calls. Results do not change: OpenBLAS never splits the k sum across threads.
+void blas_on_calling_thread();
 
 /// Calls body(begin, end) over [0, units) on tapeflow's threads, each unit's gemms on the thread
-/// that runs it (OpenBLAS held to its caller), so a unit's result never depends on thread counts.
+/// that runs it (OpenBLAS on its caller), so a unit's result never depends on thread counts.
 template <class Body>
 void parallel_gemms(int64_t units, const Body& body) {
-    std::optional<BlasOnCallingThread> guard;
-    if (units > 1) guard.emplace();
+    if (units > 1) blas_on_calling_thread();
     parallel_for(units, 1, body);
 }
 
