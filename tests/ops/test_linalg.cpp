@@ -13,6 +13,7 @@
 
 #include "kernels/cpu/blas.hpp"
 #include "kernels/cpu/sgemm_packed.hpp"
+#include "kernels/isa/dispatch.hpp"
 #include "support/golden.hpp"
 #include "support/gradcheck.hpp"
 
@@ -253,6 +254,32 @@ TEST_CASE("float32 matmul's packed sgemm blocks agree with the reference loop", 
             }
         }
     }
+}
+
+TEST_CASE("float32 matmul's packed sgemm rounds each multiply-add once", "[linalg]") {
+    // The AVX2 and AVX-512 tiles both sum c = fma(a, b, c) over k in order, so they give the bits
+    // of std::fma in a loop; xsimd 8's AVX-512 batches have no fma of their own, and the v4 set
+    // had run a multiply and an add (rounded twice; block_gemm.hpp's `fused`). Only the sets that
+    // run the packed kernel (v3 and v4); k = 300 crosses a 256-long slice.
+    const std::string_view level = tf::cpu_isa::active_level();
+    if (level != "x86-64-v3" && level != "x86-64-v4") return;  // OpenBLAS runs it there
+    setenv("TAPEFLOW_SGEMM", "packed", 1);
+    const int64_t m = 40, n = 70, k = 300;
+    const tf::Tensor a = tf::cast(random_f64({m, k}, -1, 1, 17), tf::float32);
+    const tf::Tensor b = tf::cast(random_f64({k, n}, -1, 1, 18), tf::float32);
+    const std::vector<float> y = tf::matmul(a, b).to_vector<float>();
+    unsetenv("TAPEFLOW_SGEMM");
+    const std::vector<float> av = a.to_vector<float>(), bv = b.to_vector<float>();
+    int64_t differ = 0;
+    for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+            float c = 0.0F;
+            for (int64_t p = 0; p < k; ++p)
+                c = std::fma(av[i * k + p], bv[p * n + j], c);
+            differ += y[i * n + j] != c ? 1 : 0;
+        }
+    }
+    CHECK(differ == 0);
 }
 
 TEST_CASE("packed sgemm with beta 1 continues C's sums", "[linalg]") {

@@ -7,12 +7,35 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include <xsimd/xsimd.hpp>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 namespace tapeflow::cpu {
 
 namespace block_gemm_detail {
+
+// a * b + c rounded once. xsimd 8's AVX-512 batches have no fma of their own: its generic one is
+// a multiply and an add, which -ffp-contract=off (lib/kernels/isa/meson.build) leaves unfused, so
+// the v4 set ran two instructions per step and rounded twice (other bits than the v3 set's tile).
+template <class B>
+inline B fused(const B& a, const B& b, const B& c) {
+#if defined(__AVX512F__)
+    using T = typename B::value_type;
+    if constexpr (sizeof(typename B::register_type) == 64 && std::is_same_v<T, float>) {
+        return _mm512_fmadd_ps(a, b, c);
+    } else if constexpr (sizeof(typename B::register_type) == 64 && std::is_same_v<T, double>) {
+        return _mm512_fmadd_pd(a, b, c);
+    } else {
+        return xsimd::fma(a, b, c);
+    }
+#else
+    return xsimd::fma(a, b, c);
+#endif
+}
 
 // One MR x (NV batches) tile of C: the accumulators stay in registers over the whole k loop
 // (MR up to 12: sgemm_packed.hpp's AVX-512 tile).
@@ -48,7 +71,7 @@ inline void tile(int64_t k,
             const B ai(ap[i * ars]);
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v)
-                r[i][v] = xsimd::fma(ai, bv[v], r[i][v]);
+                r[i][v] = fused(ai, bv[v], r[i][v]);
         }
     }
 #pragma GCC unroll 12

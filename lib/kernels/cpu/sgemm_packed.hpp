@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <new>
 
 #include <xsimd/xsimd.hpp>
 
@@ -29,6 +30,17 @@ inline constexpr int64_t kKC = 256;            // a B micro-panel (KC x NR) stay
 inline constexpr int64_t kMC = kMR * 16;       // an A block (MC x KC) stays in L2
 inline constexpr int64_t kNC = 2048;           // a B block (KC x NC) stays in L3
 
+// Packing buffers on 64-byte boundaries: each k step's NR floats of B are then whole cache lines
+// (with new[]'s 16-byte alignment every other 32-byte load split a line).
+struct AlignedDelete {
+    void operator()(float* p) const { ::operator delete[](p, std::align_val_t{64}); }
+};
+using PackBuffer = std::unique_ptr<float[], AlignedDelete>;
+inline PackBuffer pack_buffer(int64_t floats) {
+    return PackBuffer(static_cast<float*>(
+        ::operator new[](static_cast<std::size_t>(floats) * sizeof(float), std::align_val_t{64})));
+}
+
 // op(A)(i, p) and op(B)(p, j) of row-major A and B with the BLAS transpose flags.
 struct Operands {
     const float* a;
@@ -44,7 +56,14 @@ struct Operands {
 inline void pack_b(const Operands& o, int64_t pc, int64_t kc, int64_t jc, int64_t nc, float* dst) {
     for (int64_t jr = 0; jr < nc; jr += kNR, dst += kc * kNR) {
         const int64_t nr = std::min<int64_t>(kNR, nc - jr);
-        if (!o.tb) {
+        if (!o.tb && nr == kNR) {  // whole panel: NV vector copies per row of k
+            for (int64_t p = 0; p < kc; ++p) {
+                const float* src = o.b + (pc + p) * o.ldb + jc + jr;
+#pragma GCC unroll 4
+                for (int v = 0; v < kNV; ++v)
+                    Batch::load_unaligned(src + v * kW).store_aligned(dst + p * kNR + v * kW);
+            }
+        } else if (!o.tb) {
             for (int64_t p = 0; p < kc; ++p) {
                 const float* src = o.b + (pc + p) * o.ldb + jc + jr;
                 float* out = dst + p * kNR;
@@ -84,6 +103,13 @@ inline void pack_a(const Operands& o, int64_t ic, int64_t mc, int64_t pc, int64_
                 for (; i < kMR; ++i)
                     out[i] = 0.0F;
             }
+        } else if (mr == kMR) {  // whole panel: MR row streams, contiguous writes
+            const float* src = o.a + (ic + ir) * o.lda + pc;
+            for (int64_t p = 0; p < kc; ++p) {
+#pragma GCC unroll 12
+                for (int i = 0; i < kMR; ++i)
+                    dst[p * kMR + i] = src[i * o.lda + p];
+            }
         } else {
             for (int64_t i = 0; i < kMR; ++i) {
                 if (i < mr) {
@@ -96,6 +122,29 @@ inline void pack_a(const Operands& o, int64_t ic, int64_t mc, int64_t pc, int64_
                 }
             }
         }
+    }
+}
+
+// Starts loading the C tile after the one at rows ic + ir, columns jn.. (the next rows of the
+// block, else the next column panel's first rows) while this tile computes: at 1024 and above C
+// lives in L3, and each KC slice reads and writes it once more.
+inline void prefetch_next_tile(
+    const float* c, int64_t ldc, int64_t ic, int64_t mc, int64_t jn, int64_t ncl, int64_t ir) {
+    int64_t row = ir + kMR;
+    int64_t col = jn;
+    int64_t cols = std::min<int64_t>(kNR, ncl);
+    if (row >= mc) {
+        if (ncl <= kNR) return;
+        row = 0;
+        col = jn + kNR;
+        cols = std::min<int64_t>(kNR, ncl - kNR);
+    }
+    const int64_t rows = std::min<int64_t>(kMR, mc - row);
+    for (int64_t i = 0; i < rows; ++i) {
+        const float* r = c + (ic + row + i) * ldc + col;
+        __builtin_prefetch(r, 1, 3);
+        __builtin_prefetch(r + cols - 1, 1, 3);
+        if constexpr (kNR > 16) __builtin_prefetch(r + 16, 1, 3);
     }
 }
 
@@ -128,10 +177,8 @@ inline void packed_sgemm(bool ta,
     const int64_t kc_max = std::min(k, kKC);
     const int64_t nc_max = (std::min(n, kNC) + kNR - 1) / kNR * kNR;
     const int64_t mc_max = (std::min(m, kMC) + kMR - 1) / kMR * kMR;
-    const auto packed_b =
-        std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(kc_max * nc_max));
-    const auto packed_a =
-        std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(kc_max * mc_max));
+    const PackBuffer packed_b = pack_buffer(kc_max * nc_max);
+    const PackBuffer packed_a = pack_buffer(kc_max * mc_max);
     alignas(64) float edge[kMR * kNR];  // a partial tile of C, worked on whole
     for (int64_t jc = 0; jc < n; jc += kNC) {
         const int64_t nc = std::min(kNC, n - jc);
@@ -149,6 +196,7 @@ inline void packed_sgemm(bool ta,
                         const int64_t mr = std::min<int64_t>(kMR, mc - ir);
                         const float* ap = packed_a.get() + ir * kc;
                         float* ct = c + (ic + ir) * ldc + jc + jr;
+                        prefetch_next_tile(c, ldc, ic, mc, jc + jr, nc - jr, ir);
                         // A(i, p) = ap[i + p * MR], B(p, j) = bp[p * NR + j]
                         if (mr == kMR && nr == kNR) {
                             block_gemm_detail::tile<kMR, kNV>(
