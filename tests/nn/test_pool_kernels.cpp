@@ -143,8 +143,10 @@ TEST_CASE("vectorised pooling kernels match TensorFlow's rules bit for bit", "[n
     // Channels below, at and around the float32 / float64 vector widths (4, 8, 16 lanes).
     for (const int64_t c : {1, 3, 4, 7, 8, 9, 16, 17, 33}) {
         for (const bool same : {true, false}) {
-            for (const auto& [k, s] : {std::pair<int64_t, int64_t>{2, 2}, {3, 2}, {3, 1}, {2, 3}}) {
+            for (const auto& [k, s] :
+                 {std::pair<int64_t, int64_t>{2, 2}, {3, 2}, {3, 1}, {2, 3}, {9, 4}}) {
                 for (const int threads : {1, 2}) {
+                    if (!same && k > 5) continue;  // VALID needs the window inside the input
                     const Geometry q{3, 7, 5, c, k, s, same};
                     INFO("c " << c << (same ? " SAME" : " VALID") << " k " << k << " s " << s
                               << " on " << threads << " threads");
@@ -196,4 +198,15 @@ TEST_CASE("max_pool2d ties and NaNs: the first cell in row-major order wins", "[
                 CHECK(d[static_cast<std::size_t>(cell * 9 + ch)] == (cell == winner[ch] ? 1 : 0));
         }
     }
+}
+
+TEST_CASE("a SAME window far larger than the input pools the whole plane", "[nn][pool]") {
+    // 65536 x 65536 cells, of which 3 x 4 exist: the kernels size their cell lists by the input.
+    const tf::Tensor x = tf::constant(std::vector<double>{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8},
+                                      tf::Shape{1, 3, 4, 1},
+                                      tf::float32);
+    const int64_t k = int64_t{1} << 16;
+    CHECK(values(tf::nn::max_pool2d(x, {1, k, k, 1}, 1, "SAME")) == std::vector<double>(12, 9));
+    CHECK(values(tf::nn::avg_pool2d(x, {1, k, k, 1}, 1, "SAME")) ==
+          std::vector<double>(12, static_cast<double>(52.0f * (1.0f / 12.0f))));
 }

@@ -50,6 +50,12 @@ int64_t row_grain(const Window2d& w) {
     return std::max<int64_t>(1, 8192 / std::max<int64_t>(w.ow * w.c * w.kh * w.kw, 1));
 }
 
+// The most cells a clipped window holds: SAME accepts windows larger than the input, whose cells
+// outside it never enter (so a huge ksize allocates no more than the input's plane).
+std::size_t max_cells(const Window2d& w) {
+    return static_cast<std::size_t>(std::min(w.kh, w.h) * std::min(w.kw, w.w));
+}
+
 // The input offsets (pixel * c) of a clipped window's cells in TensorFlow's order (rows, then
 // columns): the inner loops below then walk a list instead of recomputing indices.
 int64_t window_cells(const Window2d& w, int64_t n, const Span2d& s, int64_t* cells) {
@@ -109,13 +115,13 @@ void max_pool_kernel(const KernelContext& ctx) {
         using B = xsimd::batch<T>;
         constexpr auto W = static_cast<int64_t>(B::size);
         // Positions in lanes of T must stay exact; larger windows take the scalar path.
-        const bool vector_ok = w.kh * w.kw < (int64_t{1} << 24);
+        const bool vector_ok = max_cells(w) < (std::size_t{1} << 24);
         const auto* xp = static_cast<const T*>(x.raw_data());
         auto* yp = static_cast<T*>(ctx.outputs[0].mutable_raw_data());
         auto* ap = static_cast<int64_t*>(ctx.outputs[1].mutable_raw_data());
         // One task per output row (n, oh); every output cell is computed from its window alone.
         parallel_for(w.n * w.oh, row_grain(w), [&](int64_t begin, int64_t end) {
-            std::vector<int64_t> cells(static_cast<std::size_t>(w.kh * w.kw));
+            std::vector<int64_t> cells(max_cells(w));
             std::vector<T> pos(static_cast<std::size_t>(w.c));
             for (int64_t r = begin; r < end; ++r) {
                 const int64_t n = r / w.oh;
@@ -170,7 +176,7 @@ void avg_pool_kernel(const KernelContext& ctx) {
         const auto* xp = static_cast<const T*>(x.raw_data());
         auto* yp = static_cast<T*>(ctx.outputs[0].mutable_raw_data());
         parallel_for(w.n * w.oh, row_grain(w), [&](int64_t begin, int64_t end) {
-            std::vector<int64_t> cells(static_cast<std::size_t>(w.kh * w.kw));
+            std::vector<int64_t> cells(max_cells(w));
             for (int64_t r = begin; r < end; ++r) {
                 const int64_t n = r / w.oh;
                 const int64_t oh = r % w.oh;
@@ -205,7 +211,7 @@ void avg_pool_grad_kernel(const KernelContext& ctx) {
         auto* dp = static_cast<T*>(dx.mutable_raw_data());
         std::fill(dp, dp + dx.num_elements(), T(0));
         parallel_for(w.n, 1, [&](int64_t begin, int64_t end) {
-            std::vector<int64_t> cells(static_cast<std::size_t>(w.kh * w.kw));
+            std::vector<int64_t> cells(max_cells(w));
             for (int64_t n = begin; n < end; ++n) {
                 for (int64_t oh = 0; oh < w.oh; ++oh) {
                     for (int64_t ow = 0; ow < w.ow; ++ow) {
