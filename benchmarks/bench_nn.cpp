@@ -1,6 +1,8 @@
 // nn benchmarks, tapeflow and (when built with it) LibTorch in the same run: the conv training
 // step of the reference conv workload — input [32, 28, 28, 1] -> conv 3x3x32 (+ bias)
-// -> relu -> conv 3x3x64 (+ bias) -> mean, forward + backward, VALID padding as torch's default.
+// -> relu -> conv 3x3x64 (+ bias) -> mean, forward + backward, VALID padding as torch's default;
+// and 2x2 stride 2 max pooling of [32, 28, 28, 32] (NHWC; LibTorch: NCHW), forward alone and
+// forward + backward of the sum.
 //   build/benchmarks/bench_nn --benchmark_format=json > nn.json && benchmarks/compare.py nn.json
 #include <benchmark/benchmark.h>
 
@@ -38,6 +40,21 @@ void BM_tapeflow_conv_step(benchmark::State& state) {
         kConvStepFlops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
+// backward: the gradient of sum(y) too (tapeflow: a scatter of ones to each window's maximum).
+void BM_tapeflow_max_pool(benchmark::State& state, bool backward) {
+    const tf::Tensor x = tf::random::normal({32, 28, 28, 32}, 0, 1, tf::float32, 3);
+    for (auto _ : state) {
+        if (!backward) {
+            benchmark::DoNotOptimize(tf::nn::max_pool2d(x, 2, 2, "VALID"));
+            continue;
+        }
+        tf::GradientTape tape;
+        tape.watch(x);
+        const tf::Tensor y = tf::reduce_sum(tf::nn::max_pool2d(x, 2, 2, "VALID"));
+        benchmark::DoNotOptimize(tape.gradient(y, x));
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -46,6 +63,13 @@ int main(int argc, char** argv) {
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
     torch_cases::register_conv_step(kConvStepFlops);
+    benchmark::RegisterBenchmark("nn/max_pool/tapeflow", BM_tapeflow_max_pool, false)
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("nn/max_pool_step/tapeflow", BM_tapeflow_max_pool, true)
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+    torch_cases::register_max_pool();
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     return 0;

@@ -103,6 +103,23 @@ void conv_step(benchmark::State& state, double flops) {
         flops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
+// bench_nn's pooling rows: 2x2 stride 2 max pooling of [32, 32, 28, 28] (NCHW, LibTorch's own
+// layout), forward alone and forward + backward of its sum.
+void max_pool(benchmark::State& state, bool backward) {
+    torch::manual_seed(3);
+    auto x = torch::randn({32, 32, 28, 28}, torch::requires_grad(backward));
+    for (auto _ : state) {
+        if (!backward) {
+            torch::NoGradGuard no_grad;
+            benchmark::DoNotOptimize(torch::max_pool2d(x, 2, 2));
+            continue;
+        }
+        x.mutable_grad().reset();
+        torch::max_pool2d(x, 2, 2).sum().backward();
+        benchmark::DoNotOptimize(x.grad());
+    }
+}
+
 }  // namespace
 
 namespace {
@@ -156,6 +173,15 @@ void register_conv_step(double flops) {
         ->Unit(benchmark::kMillisecond);
 }
 
+void register_max_pool() {
+    benchmark::RegisterBenchmark("nn/max_pool/libtorch", libtorch_case(max_pool), false)
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("nn/max_pool_step/libtorch", libtorch_case(max_pool), true)
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+}
+
 }  // namespace torch_cases
 
 #else  // built without LibTorch
@@ -174,6 +200,7 @@ void register_sum_all() {}
 void register_sum_axis1() {}
 void register_matmul(int64_t) {}
 void register_conv_step(double) {}
+void register_max_pool() {}
 }  // namespace torch_cases
 
 #endif

@@ -17,5 +17,6 @@ void register_sum_all();
 void register_sum_axis1();
 void register_matmul(int64_t n);
 void register_conv_step(double flops);  // bench_nn: the anchors' conv step, NCHW
+void register_max_pool();  // bench_nn: 2x2 stride 2 max pooling, forward and forward + backward
 
 }  // namespace torch_cases
