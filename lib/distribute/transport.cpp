@@ -1,7 +1,7 @@
 // The transport functions of transport.hpp: each calls the table chosen on first use, the MPI
 // plugin's when libtapeflow_mpi.so and libmpi load, else the single-process one. A process that
-// mpirun started but that cannot load MPI fails with an error naming the library: running alone
-// would silently train on 1/N of the data.
+// mpirun started but that cannot load MPI, or whose tapeflow was built without it, fails with an
+// error naming what is missing: running alone would silently train on 1/N of the data.
 #include "distribute/transport.hpp"
 
 #include <cstdlib>
@@ -19,7 +19,13 @@ namespace tapeflow::distribute::detail {
 namespace {
 
 const Transport& choose() {
-    if (!TAPEFLOW_MPI_PLUGIN_BUILT) return single_transport();
+    if (!TAPEFLOW_MPI_PLUGIN_BUILT) {
+        if (!launched_by_mpirun()) return single_transport();
+        throw errors::UnimplementedError(
+            "this process was started by mpirun, but tapeflow was built without MPI: each process "
+            "would train alone on all the data. Configure with -Dmpi=enabled where MPI is "
+            "installed (Debian: apt-get install libopenmpi-dev)");
+    }
     std::string error;
     // RTLD_GLOBAL: Open MPI's components resolve libmpi's symbols from the global scope.
     void* entry = tapeflow::detail::load_plugin_entry(TAPEFLOW_MPI_PLUGIN_FILE,

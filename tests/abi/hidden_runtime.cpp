@@ -1,7 +1,10 @@
 // Run by run_hidden.sh with the CUDA Toolkit folder, NCCL and MPI hidden: a program linked against
 // a CUDA- and MPI-enabled libtapeflow starts, trains on the CPU, and the requests for a GPU or for
 // MPI raise errors that name the missing library. Modes: `cpu` (the default) and `mpirun`
-// (pretends mpirun started it: then the missing MPI library is an error, not a size-1 group).
+// (pretends mpirun started it: then the missing MPI library is an error, not a size-1 group). A
+// second argument names the plugins the build has ("cuda", "mpi", "cuda,mpi" or "none"); a build
+// without one raises UnimplementedError, naming the configure option, where a hidden library is a
+// NotFoundError or UnavailableError.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +18,8 @@ namespace tf = tapeflow;
 namespace {
 
 int failures = 0;
+bool cuda_built = true;  // from the second argument
+bool mpi_built = true;
 
 void check(bool ok, std::string_view what) {
     std::printf("%s: %.*s\n", ok ? "ok" : "FAIL", static_cast<int>(what.size()), what.data());
@@ -48,11 +53,15 @@ void cpu_mode() {
           "tf::cuda::is_available() is false");
     try {
         (void)x.to(tf::Device::cuda(0));
-        check(false, "a GPU tensor raises NotFoundError");
+        check(false, "a GPU tensor raises an error");
     } catch (const tf::errors::NotFoundError& e) {
         std::printf("  %s\n", e.what());
-        check(mentions(e.what(), {"libtapeflow_cuda.so", "libcudart.so", "install"}),
+        check(cuda_built && mentions(e.what(), {"libtapeflow_cuda.so", "libcudart.so", "install"}),
               "a GPU tensor raises NotFoundError naming the CUDA runtime and how to install it");
+    } catch (const tf::errors::UnimplementedError& e) {
+        std::printf("  %s\n", e.what());
+        check(!cuda_built && mentions(e.what(), {"without CUDA", "-Dcuda=enabled"}),
+              "a build without CUDA raises UnimplementedError naming -Dcuda=enabled");
     }
     check(tf::distribute::size() == 1 && !tf::distribute::mpi_built(),
           "tf::distribute runs as one process without MPI");
@@ -64,11 +73,15 @@ void mpirun_mode() {
     setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
     try {
         tf::distribute::init();
-        check(false, "init under mpirun raises UnavailableError");
+        check(false, "init under mpirun raises an error");
     } catch (const tf::errors::UnavailableError& e) {
         std::printf("  %s\n", e.what());
-        check(mentions(e.what(), {"libtapeflow_mpi.so", "libmpi", "install"}),
+        check(mpi_built && mentions(e.what(), {"libtapeflow_mpi.so", "libmpi", "install"}),
               "init under mpirun raises UnavailableError naming the MPI library");
+    } catch (const tf::errors::UnimplementedError& e) {
+        std::printf("  %s\n", e.what());
+        check(!mpi_built && mentions(e.what(), {"MPI"}),
+              "a build without MPI raises UnimplementedError under mpirun");
     }
 }
 
@@ -76,6 +89,9 @@ void mpirun_mode() {
 
 int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "cpu";
+    const std::string built = argc > 2 ? argv[2] : "cuda,mpi";
+    cuda_built = built.find("cuda") != std::string::npos;
+    mpi_built = built.find("mpi") != std::string::npos;
     if (mode == "mpirun") {
         mpirun_mode();
     } else {
