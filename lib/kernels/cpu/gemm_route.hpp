@@ -5,9 +5,9 @@
 // float32 products of at least kPackedSgemmMnk multiply-adds run the packed sgemm in the kernel
 // sets built with AVX2 and FMA (x86-64-v3 and v4) when OpenBLAS did not pick an AVX2 kernel for
 // this CPU (prefer_packed_sgemm, blas.hpp): near the vector units' peak, 3x OpenBLAS's SSE3
-// Prescott fallback, below OpenBLAS's own AVX2 kernels. Smaller products, the baseline and v2 sets (SSE has
-// no FMA) and float64 go to OpenBLAS (or its small loop). Attention's block products have their
-// own entry (routed_block_gemm). Every choice keeps each element's sum over k in order on one
+// Prescott fallback, below OpenBLAS's own AVX2 kernels. Smaller products, the baseline and v2 sets
+// (SSE has no FMA) and float64 go to OpenBLAS (or its small loop). Attention's block products have
+// their own entry (routed_block_gemm). Every choice keeps each element's sum over k in order on one
 // thread, so results do not depend on the thread count.
 //
 // Header-only: the kernel files that include it are in the ISA dispatch set
