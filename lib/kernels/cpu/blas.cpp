@@ -121,55 +121,19 @@ void parallel_gemm(bool trans_a,
                    int64_t ldb,
                    T* c,
                    int64_t ldc) {
-    constexpr int64_t kTile = 16;  // slices are multiples of OpenBLAS's tiles
+    const auto slice_gemm = [&](int64_t rows, int64_t cols, const T* as, const T* bs, T* cs) {
+        gemm<T>(trans_a, trans_b, rows, cols, k, as, lda, bs, ldb, T(0), cs, ldc);
+    };
     const int64_t threads = cpu_threads();
-    const int64_t longer = std::max(m, n);
-    if (threads <= 1) {  // one tapeflow thread: OpenBLAS gets no more
-        blas_on_calling_thread();
-        gemm<T>(trans_a, trans_b, m, n, k, a, lda, b, ldb, T(0), c, ldc);
+    if (!slicing_pays(threads, m, n, k)) {
+        // one tapeflow thread: OpenBLAS gets no more; a small product stays below OpenBLAS's own
+        // threading threshold
+        if (threads <= 1) blas_on_calling_thread();
+        slice_gemm(m, n, a, b, c);
         return;
     }
-    if (longer < 2 * kTile ||
-        static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <=
-            kThreadedGemmMnk) {
-        gemm<T>(trans_a, trans_b, m, n, k, a, lda, b, ldb, T(0), c, ldc);
-        return;
-    }
-    const int64_t slice = (longer / threads + kTile - 1) / kTile * kTile;
-    const int64_t slices = (longer + slice - 1) / slice;
-    parallel_gemms(slices, [&](int64_t begin, int64_t end) {
-        for (int64_t s = begin; s < end; ++s) {
-            const int64_t lo = s * slice;
-            const int64_t len = std::min(longer, lo + slice) - lo;
-            if (m >= n) {  // rows lo.. of op(A) and C
-                gemm<T>(trans_a,
-                        trans_b,
-                        len,
-                        n,
-                        k,
-                        trans_a ? a + lo : a + lo * lda,
-                        lda,
-                        b,
-                        ldb,
-                        T(0),
-                        c + lo * ldc,
-                        ldc);
-            } else {  // columns lo.. of op(B) and C
-                gemm<T>(trans_a,
-                        trans_b,
-                        m,
-                        len,
-                        k,
-                        a,
-                        lda,
-                        trans_b ? b + lo * ldb : b + lo,
-                        ldb,
-                        T(0),
-                        c + lo,
-                        ldc);
-            }
-        }
-    });
+    blas_on_calling_thread();
+    for_each_slice(trans_a, trans_b, m, n, a, lda, b, ldb, c, ldc, slice_gemm);
 }
 
 template void parallel_gemm<float>(bool,

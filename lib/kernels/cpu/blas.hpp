@@ -5,6 +5,7 @@
 // The kernels reach these through gemm_route.hpp, which picks OpenBLAS or tapeflow's own gemms.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "core/parallel.hpp"
@@ -55,6 +56,44 @@ bool prefer_packed_sgemm();
 /// OpenBLAS runs a gemm with m*n*k at most this on the calling thread (GEMM_MULTITHREAD_THRESHOLD
 /// 4 x SMP_THRESHOLD_MIN 65536): below it one thread is faster, above it slicing pays.
 inline constexpr double kThreadedGemmMnk = 262144.0;
+
+/// Whether C = op(A) op(B) of m x n x k is worth cutting over `threads` threads (for_each_slice).
+inline bool slicing_pays(int64_t threads, int64_t m, int64_t n, int64_t k) {
+    return threads > 1 && std::max(m, n) >= 32 &&
+           static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >
+               kThreadedGemmMnk;
+}
+
+/// C = op(A) op(B) cut into one slice per thread along the longer of m and n (never along k,
+/// so every element is one gemm's), slices a multiple of 16 long: slice_gemm(m, n, a, b, c) runs
+/// one slice's product (its rows of op(A) and C, or its columns of op(B) and C) on its thread.
+template <class T, class SliceGemm>
+void for_each_slice(bool ta,
+                    bool tb,
+                    int64_t m,
+                    int64_t n,
+                    const T* a,
+                    int64_t lda,
+                    const T* b,
+                    int64_t ldb,
+                    T* c,
+                    int64_t ldc,
+                    const SliceGemm& slice_gemm) {
+    constexpr int64_t kTile = 16;  // a multiple of every gemm's register tile
+    const int64_t longer = std::max(m, n);
+    const int64_t slice = (longer / cpu_threads() + kTile - 1) / kTile * kTile;
+    parallel_for((longer + slice - 1) / slice, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t s = begin; s < end; ++s) {
+            const int64_t lo = s * slice;
+            const int64_t len = std::min(longer, lo + slice) - lo;
+            if (m >= n) {
+                slice_gemm(len, n, ta ? a + lo : a + lo * lda, b, c + lo * ldc);
+            } else {
+                slice_gemm(m, len, a, tb ? b + lo * ldb : b + lo, c + lo);
+            }
+        }
+    });
+}
 
 /// gemm with C = op(A) op(B) (beta 0) cut into one slice per thread along the longer of m and n,
 /// each slice on its own thread; small products run on the caller.

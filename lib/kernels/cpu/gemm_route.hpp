@@ -88,30 +88,15 @@ void routed_parallel_gemm(bool ta,
                           int64_t ldc) {
     if constexpr (std::is_same_v<T, float>) {
         if (runs_packed_sgemm<T>(m, n, k)) {
-            constexpr int64_t kTile = 16;
-            const int64_t threads = cpu_threads();
-            const int64_t longer = std::max(m, n);
-            const double mnk =
-                static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-            if (threads <= 1 || longer < 2 * kTile || mnk <= kThreadedGemmMnk) {
-                packed_sgemm(ta, tb, m, n, k, a, lda, b, ldb, false, c, ldc);
-                return;
+            const auto slice_gemm =
+                [&](int64_t rows, int64_t cols, const T* as, const T* bs, T* cs) {
+                    packed_sgemm(ta, tb, rows, cols, k, as, lda, bs, ldb, false, cs, ldc);
+                };
+            if (slicing_pays(cpu_threads(), m, n, k)) {
+                for_each_slice(ta, tb, m, n, a, lda, b, ldb, c, ldc, slice_gemm);
+            } else {
+                slice_gemm(m, n, a, b, c);
             }
-            const int64_t slice = (longer / threads + kTile - 1) / kTile * kTile;
-            const int64_t slices = (longer + slice - 1) / slice;
-            parallel_for(slices, 1, [&](int64_t begin, int64_t end) {
-                for (int64_t s = begin; s < end; ++s) {
-                    const int64_t lo = s * slice;
-                    const int64_t len = std::min(longer, lo + slice) - lo;
-                    if (m >= n) {  // rows lo.. of op(A) and C
-                        const float* as = ta ? a + lo : a + lo * lda;
-                        packed_sgemm(ta, tb, len, n, k, as, lda, b, ldb, false, c + lo * ldc, ldc);
-                    } else {  // columns lo.. of op(B) and C
-                        const float* bs = tb ? b + lo * ldb : b + lo;
-                        packed_sgemm(ta, tb, m, len, k, a, lda, bs, ldb, false, c + lo, ldc);
-                    }
-                }
-            });
             return;
         }
     }

@@ -51,6 +51,22 @@ struct Operands {
     bool tb;
 };
 
+// A panel `width` wide from `runs` runs of kc contiguous floats (run j at first + j * ld) as
+// column j of the p-major panel; the columns from `runs` on are zeros.
+inline void pack_runs(
+    const float* first, int64_t ld, int64_t runs, int64_t width, int64_t kc, float* dst) {
+    for (int64_t j = 0; j < width; ++j) {
+        if (j < runs) {
+            const float* src = first + j * ld;
+            for (int64_t p = 0; p < kc; ++p)
+                dst[p * width + j] = src[p];
+        } else {
+            for (int64_t p = 0; p < kc; ++p)
+                dst[p * width + j] = 0.0F;
+        }
+    }
+}
+
 // B rows [pc, pc + kc), columns [jc, jc + nc) as NR-wide panels, p-major inside a panel; the last
 // panel is padded with zeros.
 inline void pack_b(const Operands& o, int64_t pc, int64_t kc, int64_t jc, int64_t nc, float* dst) {
@@ -65,25 +81,11 @@ inline void pack_b(const Operands& o, int64_t pc, int64_t kc, int64_t jc, int64_
             }
         } else if (!o.tb) {
             for (int64_t p = 0; p < kc; ++p) {
-                const float* src = o.b + (pc + p) * o.ldb + jc + jr;
-                float* out = dst + p * kNR;
-                int64_t j = 0;
-                for (; j < nr; ++j)
-                    out[j] = src[j];
-                for (; j < kNR; ++j)
-                    out[j] = 0.0F;
+                float* out = std::copy_n(o.b + (pc + p) * o.ldb + jc + jr, nr, dst + p * kNR);
+                std::fill(out, dst + (p + 1) * kNR, 0.0F);
             }
         } else {  // B stored [n, k]: read each column's run of k contiguously
-            for (int64_t j = 0; j < kNR; ++j) {
-                if (j < nr) {
-                    const float* src = o.b + (jc + jr + j) * o.ldb + pc;
-                    for (int64_t p = 0; p < kc; ++p)
-                        dst[p * kNR + j] = src[p];
-                } else {
-                    for (int64_t p = 0; p < kc; ++p)
-                        dst[p * kNR + j] = 0.0F;
-                }
-            }
+            pack_runs(o.b + (jc + jr) * o.ldb + pc, o.ldb, nr, kNR, kc, dst);
         }
     }
 }
@@ -95,13 +97,8 @@ inline void pack_a(const Operands& o, int64_t ic, int64_t mc, int64_t pc, int64_
         const int64_t mr = std::min<int64_t>(kMR, mc - ir);
         if (o.ta) {  // A stored [k, m]: each p's MR values are contiguous
             for (int64_t p = 0; p < kc; ++p) {
-                const float* src = o.a + (pc + p) * o.lda + ic + ir;
-                float* out = dst + p * kMR;
-                int64_t i = 0;
-                for (; i < mr; ++i)
-                    out[i] = src[i];
-                for (; i < kMR; ++i)
-                    out[i] = 0.0F;
+                float* out = std::copy_n(o.a + (pc + p) * o.lda + ic + ir, mr, dst + p * kMR);
+                std::fill(out, dst + (p + 1) * kMR, 0.0F);
             }
         } else if (mr == kMR) {  // whole panel: MR row streams, contiguous writes
             const float* src = o.a + (ic + ir) * o.lda + pc;
@@ -110,17 +107,8 @@ inline void pack_a(const Operands& o, int64_t ic, int64_t mc, int64_t pc, int64_
                 for (int i = 0; i < kMR; ++i)
                     dst[p * kMR + i] = src[i * o.lda + p];
             }
-        } else {
-            for (int64_t i = 0; i < kMR; ++i) {
-                if (i < mr) {
-                    const float* src = o.a + (ic + ir + i) * o.lda + pc;
-                    for (int64_t p = 0; p < kc; ++p)
-                        dst[p * kMR + i] = src[p];
-                } else {
-                    for (int64_t p = 0; p < kc; ++p)
-                        dst[p * kMR + i] = 0.0F;
-                }
-            }
+        } else {  // a partial panel of rows: each row's run of k, as pack_b's transposed case
+            pack_runs(o.a + (ic + ir) * o.lda + pc, o.lda, mr, kMR, kc, dst);
         }
     }
 }
