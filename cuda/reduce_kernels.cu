@@ -30,24 +30,7 @@ struct Reducer {
             std::make_unsigned_t<std::conditional_t<kInt, T, int>>,
             std::conditional_t<kSum && std::is_same_v<T, float>, double, compute_t<T>>>>;
 
-    __device__ static L identity() {
-        if constexpr (kSum) return L(0);
-        if constexpr (K == Combine::prod) return L(1);
-        if constexpr (K == Combine::any) return false;
-        if constexpr (K == Combine::all) return true;
-        if constexpr (K == Combine::max) {
-            if constexpr (std::is_floating_point_v<L>)
-                return -std::numeric_limits<L>::infinity();
-            else
-                return std::numeric_limits<L>::lowest();
-        }
-        if constexpr (K == Combine::min) {
-            if constexpr (std::is_floating_point_v<L>)
-                return std::numeric_limits<L>::infinity();
-            else
-                return std::numeric_limits<L>::max();
-        }
-    }
+    __device__ static L identity() { return reduction::identity<K, L>(); }
     __device__ static L lane(T v) {
         if constexpr (std::is_same_v<L, bool>)
             return static_cast<float>(load(v)) != 0.0f;

@@ -98,24 +98,7 @@ struct Reducer {
         K != Combine::all;
     static constexpr bool kSum = K == Combine::sum || K == Combine::mean;
 
-    static L identity() {
-        if constexpr (kSum) return L(0);
-        if constexpr (K == Combine::prod) return L(1);
-        if constexpr (K == Combine::any) return false;
-        if constexpr (K == Combine::all) return true;
-        if constexpr (K == Combine::max) {
-            if constexpr (std::is_floating_point_v<L>)
-                return -std::numeric_limits<L>::infinity();
-            else
-                return std::numeric_limits<L>::lowest();
-        }
-        if constexpr (K == Combine::min) {
-            if constexpr (std::is_floating_point_v<L>)
-                return std::numeric_limits<L>::infinity();
-            else
-                return std::numeric_limits<L>::max();
-        }
-    }
+    static L identity() { return reduction::identity<K, L>(); }
 
     // max and min propagate NaN (keeping the accumulator when it is NaN already).
     static L combine(L a, L v) {
