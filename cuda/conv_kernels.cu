@@ -33,11 +33,7 @@ template <class T>
 __global__ void col2im_kernel(Window w, const T* dpatches, int64_t count, T* dx) {
     const int64_t k = w.kh * w.kw * w.c;
     TAPEFLOW_FOR_EACH(idx, count * w.h * w.w * w.c) {
-        const int64_t ch = idx % w.c;
-        const int64_t pix = idx / w.c;
-        const int64_t iw = pix % w.w;
-        const int64_t ih = (pix / w.w) % w.h;
-        const int64_t img = pix / (w.w * w.h);
+        const auto [img, ih, iw, ch] = nhwc_of(idx, w.h, w.w, w.c);
         T sum = 0;
         for (int64_t i = w.kh - 1; i >= 0; --i) {
             const int64_t t = ih + w.pad_top - i * w.dh;

@@ -13,11 +13,7 @@ template <class T>
 __global__ void depthwise_kernel(Window w, int64_t mult, const T* x, const T* f, T* y) {
     const int64_t cm = w.c * mult;
     TAPEFLOW_FOR_EACH(idx, w.n * w.oh * w.ow * cm) {
-        const int64_t ch = idx % cm;
-        const int64_t pix = idx / cm;
-        const int64_t ow = pix % w.ow;
-        const int64_t oh = (pix / w.ow) % w.oh;
-        const int64_t n = pix / (w.ow * w.oh);
+        const auto [n, oh, ow, ch] = nhwc_of(idx, w.oh, w.ow, cm);
         const int64_t c = ch / mult;
         T sum = 0;
         for (int64_t i = 0; i < w.kh; ++i) {
@@ -37,11 +33,7 @@ template <class T>
 __global__ void depthwise_input_kernel(Window w, int64_t mult, const T* f, const T* dy, T* dx) {
     const int64_t cm = w.c * mult;
     TAPEFLOW_FOR_EACH(idx, w.n * w.h * w.w * w.c) {
-        const int64_t c = idx % w.c;
-        const int64_t pix = idx / w.c;
-        const int64_t iw = pix % w.w;
-        const int64_t ih = (pix / w.w) % w.h;
-        const int64_t n = pix / (w.w * w.h);
+        const auto [n, ih, iw, c] = nhwc_of(idx, w.h, w.w, w.c);
         T sum = 0;
         for (int64_t i = 0; i < w.kh; ++i) {
             const int64_t th = ih + w.pad_top - i * w.dh;

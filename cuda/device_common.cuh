@@ -100,6 +100,19 @@ inline unsigned grid_for(int64_t n) {
     for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
          i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
+/// The coordinates (image, row, column, channel) of element idx of a row-major
+/// [images, height, width, channels] tensor: the NHWC kernels' one-thread-per-element index.
+struct Nhwc {
+    int64_t n, h, w, c;
+};
+__device__ __forceinline__ Nhwc nhwc_of(int64_t idx,
+                                        int64_t height,
+                                        int64_t width,
+                                        int64_t channels) {
+    const int64_t pixel = idx / channels;
+    return {pixel / (width * height), (pixel / width) % height, pixel % width, idx % channels};
+}
+
 /// f(Tag<T>{}) for float32/float64 (the nn ops' dtypes); cudaErrorInvalidValue otherwise.
 template <class F>
 cudaError_t visit_real(Elem elem, F&& f) {

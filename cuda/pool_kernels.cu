@@ -31,11 +31,7 @@ __device__ __forceinline__ int64_t span_count(const Span& s) {
 template <class T>
 __global__ void max_pool_kernel(Window w, const T* x, T* y, int64_t* argmax) {
     TAPEFLOW_FOR_EACH(idx, w.n * w.oh * w.ow * w.c) {
-        const int64_t ch = idx % w.c;
-        const int64_t pix = idx / w.c;
-        const int64_t ow = pix % w.ow;
-        const int64_t oh = (pix / w.ow) % w.oh;
-        const int64_t n = pix / (w.ow * w.oh);
+        const auto [n, oh, ow, ch] = nhwc_of(idx, w.oh, w.ow, w.c);
         const Span s = clipped(w, oh, ow);
         T best = -INFINITY;
         int64_t arg = -1;
@@ -56,11 +52,7 @@ __global__ void max_pool_kernel(Window w, const T* x, T* y, int64_t* argmax) {
 template <class T>
 __global__ void avg_pool_kernel(Window w, const T* x, T* y) {
     TAPEFLOW_FOR_EACH(idx, w.n * w.oh * w.ow * w.c) {
-        const int64_t ch = idx % w.c;
-        const int64_t pix = idx / w.c;
-        const int64_t ow = pix % w.ow;
-        const int64_t oh = (pix / w.ow) % w.oh;
-        const int64_t n = pix / (w.ow * w.oh);
+        const auto [n, oh, ow, ch] = nhwc_of(idx, w.oh, w.ow, w.c);
         const Span s = clipped(w, oh, ow);
         T sum = 0;
         for (int64_t ih = s.h0; ih < s.h1; ++ih) {
@@ -83,11 +75,7 @@ __device__ __forceinline__ void covering(
 template <class T>
 __global__ void avg_pool_grad_kernel(Window w, const T* g, T* dx) {
     TAPEFLOW_FOR_EACH(idx, w.n * w.h * w.w * w.c) {
-        const int64_t ch = idx % w.c;
-        const int64_t pix = idx / w.c;
-        const int64_t iw = pix % w.w;
-        const int64_t ih = (pix / w.w) % w.h;
-        const int64_t n = pix / (w.w * w.h);
+        const auto [n, ih, iw, ch] = nhwc_of(idx, w.h, w.w, w.c);
         int64_t oh0, oh1, ow0, ow1;
         covering(ih, w.pad_top, w.kh, w.sh, w.oh, oh0, oh1);
         covering(iw, w.pad_left, w.kw, w.sw, w.ow, ow0, ow1);
