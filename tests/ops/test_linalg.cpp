@@ -162,8 +162,8 @@ TEST_CASE("matmul kernel paths agree with a reference loop", "[linalg]") {
         {{16, 8, 8}, {16, 8, 8}},    // small products spread over threads
         {{3, 1, 5, 7}, {4, 7, 6}},   // broadcast batches
         {{2, 70, 70}, {2, 70, 70}},  // large products, one per thread
-        {{70, 90}, {90, 80}},        // sliced over the threads by columns
-        {{130, 60}, {60, 50}},       // by rows, the last slice shorter
+        {{70, 300}, {300, 400}},     // sliced by columns (gemm_slices: 144, 144, 112)
+        {{300, 60}, {60, 50}},       // by rows, the last slice shorter (160, 140)
         {{0, 4}, {4, 3}},            // empty
         {{2, 0}, {0, 3}},            // k = 0: zeros
     };
@@ -200,12 +200,12 @@ TEST_CASE("matmul kernel paths agree with a reference loop", "[linalg]") {
 }
 
 TEST_CASE("matmul agrees with the reference loop on any thread count", "[linalg]") {
-    // 1 thread: one gemm per product; 2 and 4 threads: large products sliced by rows or columns
-    // (one slice per thread), several products one per thread, or fewer products than threads
-    // each sliced. Slices change OpenBLAS's edge tiles, so only rounding may differ.
-    const std::vector<std::pair<Dims, Dims>> cases = {{{70, 90}, {90, 80}},
-                                                      {{130, 60}, {60, 50}},
-                                                      {{3, 70, 90}, {3, 90, 80}},
+    // Large products are cut by rows or columns as their shape alone says (gemm_slices), the
+    // slices shared by the threads; several products go one per thread, or fewer products than
+    // threads each sliced. So every thread count gives the bits of one thread.
+    const std::vector<std::pair<Dims, Dims>> cases = {{{70, 300}, {300, 400}},
+                                                      {{300, 60}, {60, 50}},
+                                                      {{3, 300, 90}, {3, 90, 280}},
                                                       {{2, 64, 64}, {2, 64, 64}}};
     const int saved = omp_get_max_threads();
     // The packed kernel whatever OpenBLAS detected on this CPU (blas.hpp, prefer_packed_sgemm).
@@ -216,14 +216,18 @@ TEST_CASE("matmul agrees with the reference loop on any thread count", "[linalg]
     for (const auto& [da, db] : cases) {
         for (const bool ta : {false, true}) {
             for (const bool tb : {false, true}) {
+                // Drawn once: each call with an op seed draws new numbers, as in TensorFlow.
+                const tf::Tensor a = random_f64(stored(da, ta), -1, 1, 10);
+                const tf::Tensor b = random_f64(stored(db, tb), -1, 1, 11);
+                std::vector<double> one_thread;
                 for (const int threads : {1, 2, 4}) {
                     INFO(describe(da, db, ta, tb) << " on " << threads << " threads");
-                    const tf::Tensor a = random_f64(stored(da, ta), -1, 1, 10);
-                    const tf::Tensor b = random_f64(stored(db, tb), -1, 1, 11);
                     omp_set_num_threads(threads);
                     const tf::Tensor y = tf::matmul(a, b, ta, tb);
                     omp_set_num_threads(saved);
                     check_close(y, reference_matmul(a, b, ta, tb), 1e-12, 1e-12);
+                    if (threads == 1) one_thread = y.to_vector<double>();
+                    CHECK(y.to_vector<double>() == one_thread);
                 }
             }
         }

@@ -120,20 +120,26 @@ void parallel_gemm(bool trans_a,
                    const T* b,
                    int64_t ldb,
                    T* c,
-                   int64_t ldc) {
+                   int64_t ldc,
+                   bool on_threads) {
     const auto slice_gemm = [&](int64_t rows, int64_t cols, const T* as, const T* bs, T* cs) {
         gemm<T>(trans_a, trans_b, rows, cols, k, as, lda, bs, ldb, T(0), cs, ldc);
     };
-    const int64_t threads = cpu_threads();
-    if (!slicing_pays(threads, m, n, k)) {
-        // one tapeflow thread: OpenBLAS gets no more; a small product stays below OpenBLAS's own
-        // threading threshold
-        if (threads <= 1) blas_on_calling_thread();
-        slice_gemm(m, n, a, b, c);
-        return;
-    }
+    // Always: OpenBLAS's own threads would cut a whole product by their count.
     blas_on_calling_thread();
-    for_each_slice(trans_a, trans_b, m, n, a, lda, b, ldb, c, ldc, slice_gemm);
+    for_each_slice(gemm_slices(m, n, k),
+                   on_threads,
+                   trans_a,
+                   trans_b,
+                   m,
+                   n,
+                   a,
+                   lda,
+                   b,
+                   ldb,
+                   c,
+                   ldc,
+                   slice_gemm);
 }
 
 template void parallel_gemm<float>(bool,
@@ -146,7 +152,8 @@ template void parallel_gemm<float>(bool,
                                    const float*,
                                    int64_t,
                                    float*,
-                                   int64_t);
+                                   int64_t,
+                                   bool);
 template void parallel_gemm<double>(bool,
                                     bool,
                                     int64_t,
@@ -157,7 +164,8 @@ template void parallel_gemm<double>(bool,
                                     const double*,
                                     int64_t,
                                     double*,
-                                    int64_t);
+                                    int64_t,
+                                    bool);
 
 void blas_on_calling_thread() {
     static std::mutex mutex;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "core/parallel.hpp"
@@ -57,18 +58,43 @@ bool prefer_packed_sgemm();
 /// 4 x SMP_THRESHOLD_MIN 65536): below it one thread is faster, above it slicing pays.
 inline constexpr double kThreadedGemmMnk = 262144.0;
 
-/// Whether C = op(A) op(B) of m x n x k is worth cutting over `threads` threads (for_each_slice).
-inline bool slicing_pays(int64_t threads, int64_t m, int64_t n, int64_t k) {
-    return threads > 1 && std::max(m, n) >= 32 &&
-           static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >
-               kThreadedGemmMnk;
+/// How a sliced gemm cuts C = op(A) op(B): `count` slices along the longer of m and n (rows of
+/// op(A) and C where m >= n, else columns of op(B) and C), each `length` long but the last.
+struct GemmSlices {
+    int64_t count = 1;  // 1: one whole gemm
+    int64_t length = 0;
+};
+
+/// The cut of an m x n x k product, fixed by its shape alone, never by the thread count: OpenBLAS
+/// rounds an element differently from one call geometry to another (its edge tiles and its
+/// small-matrix kernels depend on the call's m and n; seen with its Cooperlake kernels), so each
+/// element must come from the same call however many threads share the slices. Products up to
+/// kThreadedGemmMnk stay whole; slices are multiples of 16 (every gemm's register tile), at least
+/// kMinSlice long and kThreadedGemmMnk / 4 multiply-adds (OpenBLAS's per-thread minimum), at most
+/// kMaxSlices, a multiple of 4 where there are 4 or more so that 2 or 4 threads share them evenly.
+inline GemmSlices gemm_slices(int64_t m, int64_t n, int64_t k) {
+    constexpr int64_t kTile = 16, kMinSlice = 128, kMaxSlices = 32;
+    const double mnk = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+    if (mnk <= kThreadedGemmMnk) return {};
+    const int64_t longer = std::max(m, n);
+    const double per_unit = mnk / static_cast<double>(longer);  // one row or column's work
+    const auto min_len = std::max<int64_t>(
+        kMinSlice, static_cast<int64_t>(std::ceil(kThreadedGemmMnk / 4.0 / per_unit)));
+    int64_t count = std::min(kMaxSlices, longer / min_len);
+    if (count >= 4) count -= count % 4;
+    if (count < 2) return {};
+    const int64_t length = ((longer + count - 1) / count + kTile - 1) / kTile * kTile;
+    return {(longer + length - 1) / length, length};
 }
 
-/// C = op(A) op(B) cut into one slice per thread along the longer of m and n (never along k,
-/// so every element is one gemm's), slices a multiple of 16 long: slice_gemm(m, n, a, b, c) runs
-/// one slice's product (its rows of op(A) and C, or its columns of op(B) and C) on its thread.
+/// Runs the slices of `slices` (gemm_slices of m x n; one slice: the whole product on the caller):
+/// slice_gemm(m, n, a, b, c) computes one slice's product (its rows of op(A) and C, or its columns
+/// of op(B) and C). `on_threads`: the slices are shared by tapeflow's threads, else run in order on
+/// the caller; the bits are the same.
 template <class T, class SliceGemm>
-void for_each_slice(bool ta,
+void for_each_slice(const GemmSlices& slices,
+                    bool on_threads,
+                    bool ta,
                     bool tb,
                     int64_t m,
                     int64_t n,
@@ -79,24 +105,31 @@ void for_each_slice(bool ta,
                     T* c,
                     int64_t ldc,
                     const SliceGemm& slice_gemm) {
-    constexpr int64_t kTile = 16;  // a multiple of every gemm's register tile
+    if (slices.count == 1) {
+        slice_gemm(m, n, a, b, c);
+        return;
+    }
     const int64_t longer = std::max(m, n);
-    const int64_t slice = (longer / cpu_threads() + kTile - 1) / kTile * kTile;
-    parallel_for((longer + slice - 1) / slice, 1, [&](int64_t begin, int64_t end) {
+    const auto run = [&](int64_t begin, int64_t end) {
         for (int64_t s = begin; s < end; ++s) {
-            const int64_t lo = s * slice;
-            const int64_t len = std::min(longer, lo + slice) - lo;
+            const int64_t lo = s * slices.length;
+            const int64_t len = std::min(longer, lo + slices.length) - lo;
             if (m >= n) {
                 slice_gemm(len, n, ta ? a + lo : a + lo * lda, b, c + lo * ldc);
             } else {
                 slice_gemm(m, len, a, tb ? b + lo * ldb : b + lo, c + lo);
             }
         }
-    });
+    };
+    if (on_threads) {
+        parallel_for(slices.count, 1, run);
+    } else {
+        run(0, slices.count);
+    }
 }
 
-/// gemm with C = op(A) op(B) (beta 0) cut into one slice per thread along the longer of m and n,
-/// each slice on its own thread; small products run on the caller.
+/// gemm with C = op(A) op(B) (beta 0) cut as gemm_slices says, the slices on tapeflow's threads
+/// (`on_threads`) or in order on the caller; a product of one slice runs whole on the caller.
 template <class T>
 void parallel_gemm(bool trans_a,
                    bool trans_b,
@@ -108,6 +141,7 @@ void parallel_gemm(bool trans_a,
                    const T* b,
                    int64_t ldb,
                    T* c,
-                   int64_t ldc);
+                   int64_t ldc,
+                   bool on_threads = true);
 
 }  // namespace tapeflow::cpu

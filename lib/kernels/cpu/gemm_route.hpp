@@ -8,7 +8,8 @@
 // Prescott fallback, below OpenBLAS's own AVX2 kernels. Smaller products, the baseline and v2 sets
 // (SSE has no FMA) and float64 go to OpenBLAS (or its small loop). Attention's block products have
 // their own entry (routed_block_gemm). Every choice keeps each element's sum over k in order on one
-// thread, so results do not depend on the thread count.
+// thread, and a sliced product is cut by its shape alone (gemm_slices), so results do not depend on
+// the thread count.
 //
 // Header-only: the kernel files that include it are in the ISA dispatch set
 // (lib/kernels/isa/meson.build), so each set compiles its own copy with its own kPackedSgemm.
@@ -72,8 +73,8 @@ void routed_gemm(bool ta,
     gemm<T>(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
 }
 
-/// C = op(A) op(B) (beta 0) cut into one slice per thread along the longer of m and n (never
-/// along k), each slice on its own thread; small products run on the caller.
+/// C = op(A) op(B) (beta 0) cut as gemm_slices (blas.hpp) says, never along k: the slices on
+/// tapeflow's threads (`on_threads`) or in order on the calling thread, with the same bits.
 template <class T>
 void routed_parallel_gemm(bool ta,
                           bool tb,
@@ -85,22 +86,20 @@ void routed_parallel_gemm(bool ta,
                           const T* b,
                           int64_t ldb,
                           T* c,
-                          int64_t ldc) {
+                          int64_t ldc,
+                          bool on_threads = true) {
     if constexpr (std::is_same_v<T, float>) {
         if (runs_packed_sgemm<T>(m, n, k)) {
             const auto slice_gemm =
                 [&](int64_t rows, int64_t cols, const T* as, const T* bs, T* cs) {
                     packed_sgemm(ta, tb, rows, cols, k, as, lda, bs, ldb, false, cs, ldc);
                 };
-            if (slicing_pays(cpu_threads(), m, n, k)) {
-                for_each_slice(ta, tb, m, n, a, lda, b, ldb, c, ldc, slice_gemm);
-            } else {
-                slice_gemm(m, n, a, b, c);
-            }
+            for_each_slice(
+                gemm_slices(m, n, k), on_threads, ta, tb, m, n, a, lda, b, ldb, c, ldc, slice_gemm);
             return;
         }
     }
-    parallel_gemm<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+    parallel_gemm<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, on_threads);
 }
 
 /// parallel_gemms (blas.hpp) for units whose routed gemms are at most m x n x k each: OpenBLAS is

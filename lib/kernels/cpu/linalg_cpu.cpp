@@ -2,7 +2,7 @@
 // packed sgemm or OpenBLAS) with the transposes passed as flags (never copied); float16/bfloat16
 // go through float32; int32/int64 use a plain loop. A batch folds into one gemm when it can (B
 // shared, A not transposed); otherwise whole products go to the threads. Large products are cut
-// into per-thread slices (routed_parallel_gemm).
+// into slices that their shape alone fixes (gemm_slices), so the bits never depend on the threads.
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -107,8 +107,8 @@ Gemm plan_gemm(const KernelContext& ctx) {
     return g;
 }
 
-// C = op(A) op(B) for one product of floats or doubles, row-major; `sliced`: cut over the
-// threads, else on the calling thread.
+// C = op(A) op(B) for one product of floats or doubles, row-major, cut as gemm_slices says;
+// `on_threads`: the slices shared by the threads, else all on the calling thread (the same bits).
 template <class T>
 void one_product(const T* a,
                  const T* b,
@@ -118,15 +118,11 @@ void one_product(const T* a,
                  int64_t k,
                  bool ta,
                  bool tb,
-                 bool sliced = true) {
+                 bool on_threads = true) {
     const int64_t lda = std::max<int64_t>(1, ta ? m : k);
     const int64_t ldb = std::max<int64_t>(1, tb ? k : n);
     const int64_t ldc = std::max<int64_t>(1, n);
-    if (sliced) {
-        routed_parallel_gemm<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
-    } else {
-        routed_gemm<T>(ta, tb, m, n, k, a, lda, b, ldb, T(0), c, ldc);
-    }
+    routed_parallel_gemm<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, on_threads);
 }
 
 template <class T>
@@ -149,7 +145,7 @@ void run_blas(const Gemm& g, const T* a, const T* b, T* c) {
         one_product(a, b, c, g.batch * g.m, g.n, g.k, false, g.tb);
         return;
     }
-    const auto product = [&](int64_t i, bool sliced) {
+    const auto product = [&](int64_t i, bool on_threads) {
         const auto at = static_cast<std::size_t>(i);
         one_product(a + g.a_index[at] * a_size,
                     b + g.b_index[at] * b_size,
@@ -159,7 +155,7 @@ void run_blas(const Gemm& g, const T* a, const T* b, T* c) {
                     g.k,
                     g.ta,
                     g.tb,
-                    sliced);
+                    on_threads);
     };
     const double mnk = static_cast<double>(a_size) * static_cast<double>(g.n);
     if (g.batch < cpu_threads() && mnk > kThreadedGemmMnk) {  // a few large products: slice each
