@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <tapeflow/core/error.hpp>
+#include <tapeflow/io.hpp>
 
 #include "io/file_util.hpp"
 #include "io/zip.hpp"
