@@ -105,7 +105,8 @@ namespace tapeflow::experimental::dlpack {
 /// `tensor` as a DLManagedTensor sharing its buffer (no copy; CPU or CUDA): the buffer stays alive
 /// until the consumer calls the returned tensor's deleter, exactly once. Shape and strides are
 /// row-major (compact); byte_offset is 0. Every tapeflow dtype has a DLPack type (bool is kDLBool,
-/// bfloat16 kDLBfloat).
+/// bfloat16 kDLBfloat). A GPU tensor's pending ops are waited for first (the consumer reads the
+/// memory on its own streams).
 DLManagedTensor* to_dlpack(const Tensor& tensor);
 
 /// A tensor over the memory `managed` describes, taking ownership: its deleter is called when the
@@ -114,7 +115,8 @@ DLManagedTensor* to_dlpack(const Tensor& tensor);
 /// honoured, no copy when the strides are compact (or null). Non-compact strides: CPU data is
 /// copied into a compact tensor (and the deleter called at once); CUDA data is refused. A dtype
 /// without a tapeflow dtype (lanes != 1, complex, int8, uint16, ...), another device type, or a
-/// null pointer: InvalidArgumentError naming it.
+/// null pointer: InvalidArgumentError naming it. GPU memory must be ready: the producer's work on
+/// it finished (e.g. torch.cuda.synchronize()), as the DLPack capsule protocol has no stream.
 Tensor from_dlpack(DLManagedTensor* managed);
 
 }  // namespace tapeflow::experimental::dlpack

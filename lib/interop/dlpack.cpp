@@ -112,6 +112,13 @@ void gather(const char* src,
 }  // namespace
 
 DLManagedTensor* to_dlpack(const Tensor& tensor) {
+    if (tensor.device().is_cuda() && tensor.nbytes() != 0) {
+        // The ops writing the tensor may still be queued on the device's stream (docs/gpu.md); a
+        // DLPack consumer reads the memory on its own streams, so wait for them: a host read of one
+        // byte synchronizes the stream.
+        const TensorImpl& impl = *tensor.impl();
+        (void)Tensor::view(impl.storage, impl.offset, Shape{}, DType::uint8).cpu();
+    }
     auto ctx = std::make_unique<Context>();
     ctx->tensor = tensor;
     ctx->shape = tensor.shape().dims();

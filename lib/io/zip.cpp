@@ -140,7 +140,8 @@ std::string inflate_member(std::string_view in, uint64_t size, const std::string
 
 void write_archive(const std::string& path,
                    const std::vector<MemberToWrite>& members,
-                   bool compressed) {
+                   bool compressed,
+                   uint64_t zip64_from) {
     const auto [time, date] = dos_now();
     std::vector<std::string> owned;  // headers and deflated data; pieces point into them
     owned.reserve(members.size() * 2 + 1);
@@ -155,8 +156,8 @@ void write_archive(const std::string& path,
         const std::string* deflated = nullptr;
         if (compressed) deflated = &owned.emplace_back(deflate_pieces(m.pieces));
         const uint64_t csize = compressed ? deflated->size() : size;
-        const bool big = size >= kMax32 || csize >= kMax32;
-        const bool far = offset >= kMax32;
+        const bool big = size >= zip64_from || csize >= zip64_from;
+        const bool far = offset >= zip64_from;
         const uint16_t version = big || far ? 45 : 20;
         const uint16_t method = compressed ? 8 : 0;
         bool ascii = true;
@@ -213,7 +214,7 @@ void write_archive(const std::string& path,
     }
     std::string& end = owned.emplace_back();
     const uint64_t n = members.size();
-    const bool zip64 = n >= 0xFFFF || offset >= kMax32 || central.size() >= kMax32;
+    const bool zip64 = n >= 0xFFFF || offset >= zip64_from || central.size() >= zip64_from;
     if (zip64) {
         put<uint32_t>(end, kEnd64Sig);
         put<uint64_t>(end, 44);

@@ -18,9 +18,11 @@ struct MemberToWrite {
 
 /// Writes a zip archive of `members` to `path` atomically; deflated (zlib) when `compressed`.
 /// A member or offset past 4 GiB gets ZIP64 fields.
+/// `zip64_from` (for tests) is the size or offset from which ZIP64 fields are written.
 void write_archive(const std::string& path,
                    const std::vector<MemberToWrite>& members,
-                   bool compressed);
+                   bool compressed,
+                   uint64_t zip64_from = 0xFFFFFFFF);
 
 struct Member {
     std::string name;

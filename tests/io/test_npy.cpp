@@ -10,6 +10,7 @@
 #include <tapeflow/tapeflow.hpp>
 
 #include "io/file_util.hpp"
+#include "io/zip.hpp"
 
 namespace tf = tapeflow;
 namespace fs = std::filesystem;
@@ -287,4 +288,23 @@ TEST_CASE("npz: corrupt archives are DataLossError", "[npz][bad]") {
     fails("PK\x05\x06", "too short");
     fails("", "too short");
     REQUIRE_THROWS_AS(tf::io::load_npz(scratch("missing.npz")), tf::errors::NotFoundError);
+}
+
+TEST_CASE("zip: ZIP64 fields (forced on small members) are written and read", "[npz][zip64]") {
+    const std::string path = scratch("zip64.npz");
+    const std::string a(1000, 'a');
+    const std::string b = "tapeflow";
+    for (bool compressed : {false, true}) {
+        CAPTURE(compressed);
+        tf::io::zip::write_archive(path,
+                                   {{"a.bin", {a}}, {"b.bin", {b.substr(0, 4), b.substr(4)}}},
+                                   compressed,
+                                   /*zip64_from=*/0);
+        const std::string bytes = tf::io::read_whole_file(path);
+        REQUIRE(bytes.find("PK\x06\x06") != std::string::npos);  // the ZIP64 end record
+        const auto members = tf::io::zip::read_archive(bytes, path);
+        REQUIRE(members.size() == 2);
+        REQUIRE((members[0].name == "a.bin" && members[0].bytes == a));
+        REQUIRE((members[1].name == "b.bin" && members[1].bytes == b));
+    }
 }
