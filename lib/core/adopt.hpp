@@ -11,7 +11,8 @@
 namespace tapeflow::detail {
 
 /// A Storage of `nbytes` bytes at `data` on `device` (no copy); `owner` is released, its deleter
-/// run, when the storage goes (at once when nbytes is 0: an empty storage holds no memory).
+/// run, when the storage goes (at once when nbytes is 0: an empty storage holds no memory). The
+/// bytes count in memory_stats while the storage lives, as tensor memory.
 std::shared_ptr<Storage> adopt_storage(void* data,
                                        std::size_t nbytes,
                                        Device device,

@@ -66,8 +66,10 @@ public:
 
 private:
     [[noreturn]] void fail(const std::string& why) const {
-        corrupt(name_,
-                fmt::format("{} (header {:?}, at character {})", why, std::string(s_), pos_));
+        corrupt(
+            name_,
+            fmt::format(
+                "{} (header {:?}, at character {})", why, std::string(s_.substr(0, 200)), pos_));
     }
     void skip_space() {
         while (pos_ < s_.size() &&
