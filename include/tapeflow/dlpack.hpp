@@ -1,7 +1,8 @@
 // DLPack: tensors shared with other libraries (PyTorch, JAX, CuPy, NumPy, ...) without a copy, on
 // the CPU and on CUDA GPUs. The standard C structs and enums of dlpack/dlpack.h (v0.8, ABI 1) are
 // declared here under their own names in the global namespace, behind dlpack.h's include guard,
-// so that this header and dlpack.h can both be included, in either order.
+// so that this header and dlpack.h can both be included, in either order (the first one wins:
+// include dlpack.h first for its DLPack 1.x additions, such as DLManagedTensorVersioned).
 //
 //     DLManagedTensor* m = tf::experimental::dlpack::to_dlpack(x);   // x's buffer, kept alive
 //     tf::Tensor y = tf::experimental::dlpack::from_dlpack(m);       // the same buffer again
