@@ -308,3 +308,19 @@ TEST_CASE("zip: ZIP64 fields (forced on small members) are written and read", "[
         REQUIRE((members[1].name == "b.bin" && members[1].bytes == b));
     }
 }
+
+TEST_CASE("npz: a member that is not a .npy array is refused", "[npz][bad]") {
+    const std::string path = scratch("text.npz");
+    tf::io::zip::write_archive(path, {{"notes.txt", {"hello"}}}, false);
+    REQUIRE_THROWS_AS(tf::io::load_npz(path), tf::errors::InvalidArgumentError);
+    REQUIRE_THROWS_WITH(tf::io::load_npz(path), Catch::Contains("notes.txt"));
+    // A member's bad .npy header names the archive and the member.
+    tf::io::zip::write_archive(path, {{"x.npy", {"\x93NUMPY\x01\x00garbage"}}}, true);
+    REQUIRE_THROWS_AS(tf::io::load_npz(path), tf::errors::DataLossError);
+    REQUIRE_THROWS_WITH(tf::io::load_npz(path), Catch::Contains(path + ": member 'x.npy'"));
+    // A key twice in a header dict.
+    write_bytes(scratch("twice.npy"),
+                npy_file("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': ()}",
+                         raw<float>({1})));
+    REQUIRE_THROWS_WITH(tf::io::load_npy(scratch("twice.npy")), Catch::Contains("twice"));
+}
