@@ -1,5 +1,6 @@
 // tf::io: TFRecord files (the record format of tf.data and TensorBoard) and tf.train.Example, the
-// feature map most TFRecord data sets hold. Written and read natively; no TensorFlow needed.
+// feature map most TFRecord data sets hold, and NumPy's .npy/.npz files. Written and read
+// natively; no TensorFlow or NumPy needed.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include <tapeflow/core/export.hpp>
+#include <tapeflow/core/tensor.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -104,6 +106,32 @@ public:
 private:
     std::map<std::string, Feature, std::less<>> features_;
 };
+
+// ---- NumPy's .npy and .npz files (docs/interchange.md) ----
+
+/// Writes `tensor` as a .npy file (format 1.0; 2.0 when the header needs it), atomically, in the
+/// host's byte order: np.load reads it. NumPy dtypes: float16 f2, float32 f4, float64 f8, int32
+/// i4, int64 i8, uint8 u1, bool b1. bfloat16 has none: InvalidArgumentError (cast first). A GPU
+/// tensor is copied to the host first.
+void save_npy(const std::string& path, const Tensor& tensor);
+
+/// Reads a .npy file (format 1.0, 2.0 or 3.0; little- or big-endian; C or Fortran order, which
+/// becomes tapeflow's row-major layout). f2 f4 f8 i4 i8 u1 b1 load as their tapeflow dtype; i1,
+/// i2 and u2 widen to int32, u4 to int64. Object arrays and pickles are refused, never loaded
+/// (InvalidArgumentError), as are structured, complex, string and uint64 arrays. A malformed
+/// header, or data shorter or longer than the header says: DataLossError naming the file.
+Tensor load_npy(const std::string& path);
+
+/// Writes the tensors as an .npz archive (a zip of "<name>.npy" members, as np.savez writes;
+/// deflated as np.savez_compressed when `compressed`), atomically. ZIP64 past 4 GiB.
+void save_npz(const std::string& path,
+              const std::map<std::string, Tensor>& tensors,
+              bool compressed = false);
+
+/// The arrays of an .npz archive (np.savez or np.savez_compressed, or any zip of .npy members:
+/// stored or deflated, ZIP64, data descriptors), keyed by member name without ".npy". A bad CRC,
+/// a corrupt deflate stream or a broken archive: DataLossError naming the file and member.
+std::map<std::string, Tensor> load_npz(const std::string& path);
 
 }  // namespace tapeflow::io
 

@@ -21,6 +21,7 @@
 #include <tapeflow/core/threads.hpp>
 #include <tapeflow/data.hpp>
 #include <tapeflow/distribute.hpp>
+#include <tapeflow/dlpack.hpp>
 #include <tapeflow/io.hpp>
 #include <tapeflow/keras/activations.hpp>
 #include <tapeflow/keras/callbacks.hpp>

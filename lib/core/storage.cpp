@@ -9,6 +9,7 @@
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/core/storage.hpp>
 
+#include "core/adopt.hpp"
 #include "core/backend.hpp"
 #include "core/deferred.hpp"
 #include "core/small_blocks.hpp"
@@ -112,7 +113,64 @@ Allocator& cpu_allocator() {
     return *allocator;
 }
 
+namespace {
+
+// Hands out the pointer of the adoption in progress on this thread (detail::adopt_storage) and
+// keeps its owner until the storage deallocates it. Several adoptions of one address (two
+// DLPack exports of one buffer) each hold an owner keeping it alive, so any one may go first.
+class AdoptingAllocator final : public Allocator {
+public:
+    struct Adoption {
+        void* data;
+        std::shared_ptr<void> owner;
+    };
+    static inline thread_local Adoption* next = nullptr;
+
+    void* allocate(std::size_t, Device) override {
+        std::lock_guard lock(mutex_);
+        owners_.emplace(next->data, std::move(next->owner));
+        return next->data;
+    }
+    void deallocate(void* ptr, std::size_t, Device) noexcept override {
+        std::shared_ptr<void> owner;  // released after the lock: its deleter may take time
+        std::lock_guard lock(mutex_);
+        const auto it = owners_.find(ptr);
+        if (it == owners_.end()) return;
+        owner = std::move(it->second);
+        owners_.erase(it);
+    }
+
+private:
+    std::mutex mutex_;
+    std::unordered_multimap<void*, std::shared_ptr<void>> owners_;
+};
+
+AdoptingAllocator& adopting_allocator() {
+    static auto* allocator = new AdoptingAllocator();  // never destroyed: storages may outlive main
+    return *allocator;
+}
+
+}  // namespace
+
+namespace detail {
+
+std::shared_ptr<Storage> adopt_storage(void* data,
+                                       std::size_t nbytes,
+                                       Device device,
+                                       std::shared_ptr<void> owner) {
+    AdoptingAllocator::Adoption adoption{data, std::move(owner)};
+    AdoptingAllocator::next = &adoption;
+    struct Reset {
+        ~Reset() { AdoptingAllocator::next = nullptr; }
+    } reset;
+    return std::make_shared<Storage>(nbytes, device);
+}
+
+}  // namespace detail
+
 Allocator& allocator_for(DeviceType type) {
+    if (AdoptingAllocator::next != nullptr) [[unlikely]]
+        return adopting_allocator();
     DeviceBackend* backend = find_backend(type);
     if (backend == nullptr) {
         throw errors::UnimplementedError("tapeflow was built without CUDA: no CUDA allocator");

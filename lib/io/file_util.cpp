@@ -8,6 +8,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <tapeflow/core/error.hpp>
@@ -45,6 +46,29 @@ void make_dirs(const std::string& dir) {
     if (!std::filesystem::is_directory(dir, ec)) {
         throw errors::FailedPreconditionError(fmt::format("{} exists and is not a directory", dir));
     }
+}
+
+std::string read_whole_file(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw_io_error("cannot open", path, errno);
+    std::string out;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        out.reserve(static_cast<std::size_t>(st.st_size));
+    char buf[1 << 16];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            const int err = errno;
+            ::close(fd);
+            throw_io_error("cannot read", path, err);
+        }
+        if (n == 0) break;
+        out.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    return out;
 }
 
 void write_file_atomically(const std::string& path, std::string_view bytes) {

@@ -25,4 +25,7 @@ void write_file_atomically(const std::string& path, std::string_view bytes);
 /// concatenated copy: checkpoints write tensors' bytes this way).
 void write_file_atomically(const std::string& path, std::span<const std::string_view> pieces);
 
+/// The whole contents of `path`; errors as throw_io_error's ("cannot read <path>: ...").
+std::string read_whole_file(const std::string& path);
+
 }  // namespace tapeflow::io

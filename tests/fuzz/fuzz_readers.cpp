@@ -3,7 +3,7 @@
 // what it rejects must be a typed tapeflow error; anything else, a crash or a hang fails.
 //   fuzz_readers <target|all> [--iterations N] [--seconds S] [--seed K] [--crash-dir D]
 //   fuzz_readers <target> --replay FILE      (runs one saved input)
-// Targets: tfrecord, tfrecord-gzip, tfrecord-zlib, events, safetensors, example.
+// Targets: tfrecord, tfrecord-gzip, tfrecord-zlib, events, safetensors, example, npy, npz.
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -232,6 +232,84 @@ fuzz::Target example_target() {
     return t;
 }
 
+// ---- NumPy .npy files (no checksum: no crash, typed errors, a consistent tensor) and .npz
+// archives (a CRC per member: an array read from a seed's member is the one saved) ----
+
+// Replaces a piece of the .npy header dict by a value chosen to break the parser or the sizes.
+void mutate_npy_header(std::string& s, fuzz::Rng& rng) {
+    static const std::vector<std::string> pieces = {"(",
+                                                    ")",
+                                                    ",",
+                                                    "'",
+                                                    "{",
+                                                    "}",
+                                                    "True",
+                                                    "-1",
+                                                    "0",
+                                                    "(0,)",
+                                                    "99999999999999999999",
+                                                    "4294967296",
+                                                    "(1, 2, 3)",
+                                                    "'|O'",
+                                                    "'>f8'",
+                                                    "'<u8'",
+                                                    "[('a', '<f4')]",
+                                                    "None",
+                                                    "\\"};
+    const std::size_t start = s.find('{');
+    const std::size_t end = s.find('\n');
+    if (start == std::string::npos || end == std::string::npos || end <= start) return;
+    const std::size_t at = start + fuzz::pick(rng, end - start);
+    const std::size_t len = fuzz::pick(rng, std::min<std::size_t>(6, end - at));
+    s.replace(at, len, pieces[fuzz::pick(rng, pieces.size())]);
+}
+
+void check_consistent(const tf::Tensor& t) {
+    if (t.num_elements() < 0 || t.nbytes() != t.num_elements() * tf::dtype_size(t.dtype()))
+        throw fuzz::WrongValue("a loaded array's size disagrees with its shape");
+    (void)t.cast(tf::float64).to_vector<double>();
+}
+
+fuzz::Target npy_target() {
+    fuzz::Target t;
+    t.name = "npy";
+    for (const auto& [name, value] : checkpoint_tensors()) {
+        if (value.dtype() == tf::bfloat16) continue;
+        const std::string path =
+            (work_dir() / ("seed_" + std::to_string(t.seeds.size()) + ".npy")).string();
+        tf::io::save_npy(path, value);
+        t.seeds.push_back(read_file(path));
+    }
+    t.mutate = mutate_npy_header;
+    t.run = [](const std::string& bytes) {
+        check_consistent(tf::io::load_npy(scratch_file("fuzz.npy", bytes)));
+    };
+    return t;
+}
+
+fuzz::Target npz_target() {
+    fuzz::Target t;
+    t.name = "npz";
+    std::map<std::string, tf::Tensor> arrays;
+    for (const auto& [name, value] : checkpoint_tensors())
+        if (value.dtype() != tf::bfloat16) arrays.emplace(name.substr(0, 1), value);
+    for (bool compressed : {false, true}) {
+        const std::string path = (work_dir() / (compressed ? "seed_c.npz" : "seed.npz")).string();
+        tf::io::save_npz(path, arrays, compressed);
+        t.seeds.push_back(read_file(path));
+    }
+    t.run = [arrays](const std::string& bytes) {
+        for (const auto& [name, value] : tf::io::load_npz(scratch_file("fuzz.npz", bytes))) {
+            check_consistent(value);
+            const auto it = arrays.find(name);
+            if (it != arrays.end() && value.dtype() == it->second.dtype() &&
+                value.shape() == it->second.shape() && bytes_of(value) != bytes_of(it->second))
+                throw fuzz::WrongValue("array '" + name + "' has changed bytes");
+        }
+    };
+    return t;
+}
+
 std::vector<fuzz::Target> targets(const std::string& which) {
     std::vector<fuzz::Target> all;
     const auto want = [&](const std::string& name) {
@@ -243,6 +321,8 @@ std::vector<fuzz::Target> targets(const std::string& which) {
     if (want("events")) all.push_back(events_target());
     if (want("safetensors")) all.push_back(safetensors_target());
     if (want("example")) all.push_back(example_target());
+    if (want("npy")) all.push_back(npy_target());
+    if (want("npz")) all.push_back(npz_target());
     return all;
 }
 

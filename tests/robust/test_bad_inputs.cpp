@@ -1408,6 +1408,46 @@ std::vector<BadCall> table() {
              tf::Variable v(tf::ones({1}), {.name = "saver_garbage"});
              tf::train::Saver({v}).restore(file_with("garbage.safetensors", "not a checkpoint"));
          }},
+        {"load_npy: missing",
+         NF,
+         "nowhere.npy",
+         [] {
+             tf::io::load_npy(path_of("nowhere.npy"));
+         }},
+        {"load_npy: garbage",
+         DL,
+         "garbage.npy",
+         [=] {
+             tf::io::load_npy(file_with("garbage.npy", "not an array"));
+         }},
+        {"load_npy: object array",
+         IA,
+         "object.npy",
+         [=] {
+             std::string header = "{'descr': '|O', 'fortran_order': False, 'shape': (1,), }";
+             header.append(117 - header.size(), ' ');
+             tf::io::load_npy(file_with("object.npy",
+                                        std::string("\x93NUMPY\x01\x00\x76\x00", 10) + header +
+                                            "\n" + std::string(8, '\0')));
+         }},
+        {"save_npy: bfloat16",
+         IA,
+         "bfloat16",
+         [] {
+             tf::io::save_npy(path_of("bf16.npy"), tf::ones({2}).cast(tf::bfloat16));
+         }},
+        {"save_npy: unwritable",
+         NF,
+         "/proc/tapeflow_no_such_dir",
+         [] {
+             tf::io::save_npy("/proc/tapeflow_no_such_dir/x.npy", tf::ones({2}));
+         }},
+        {"load_npz: garbage",
+         DL,
+         "garbage.npz",
+         [=] {
+             tf::io::load_npz(file_with("garbage.npz", "PK\x03\x04 not really a zip archive"));
+         }},
         {"saver: save unwritable",
          NF,
          "/proc/tapeflow_no_such_dir",
