@@ -271,8 +271,11 @@ std::vector<std::pair<std::string, std::string>> read_table(std::string_view fil
     if (magic != kMagic) corrupt(file, "not an sstable (bad magic number)");
     std::size_t pos = 0;
     const std::string_view handles = footer.substr(0, kHandlesSize);
-    get_handle(handles, pos, file, "metaindex");
+    const auto metaindex_handle = get_handle(handles, pos, file, "metaindex");
     const auto index_handle = get_handle(handles, pos, file, "index");
+    // TF's tables have no meta blocks; the (empty) metaindex block is still checked.
+    std::vector<std::pair<std::string, std::string>> meta;
+    parse_block(read_block(file_bytes, metaindex_handle, file), file, meta);
     std::vector<std::pair<std::string, std::string>> index;
     parse_block(read_block(file_bytes, index_handle, file), file, index);
     std::vector<std::pair<std::string, std::string>> entries;

@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 
 #include <tapeflow/core/error.hpp>
-#include <tapeflow/train/saver.hpp>
 
 #include "train/checkpoint/checkpoint_file.hpp"
+#include "train/checkpoint/checkpoint_state.hpp"
 #include "train/checkpoint/tensor_bundle.hpp"
 
 namespace tapeflow::train {
@@ -54,12 +54,21 @@ namespace {
 std::string resolve_prefix(const std::string& prefix_or_dir) {
     std::error_code ec;
     if (std::filesystem::is_directory(prefix_or_dir, ec)) {
-        const std::optional<std::string> latest = latest_checkpoint(prefix_or_dir);
-        if (!latest) {
-            throw errors::NotFoundError(
-                fmt::format("No checkpoint found in directory {}", prefix_or_dir));
+        // The state file's latest checkpoint, else the newest listed one whose index exists.
+        if (const auto state = ckpt::read_checkpoint_state(prefix_or_dir)) {
+            std::vector<std::string> candidates = {state->model_checkpoint_path};
+            candidates.insert(candidates.end(),
+                              state->all_model_checkpoint_paths.rbegin(),
+                              state->all_model_checkpoint_paths.rend());
+            for (const std::string& prefix : candidates) {
+                if (std::filesystem::exists(ckpt::bundle::index_file_name(prefix), ec))
+                    return prefix;
+            }
         }
-        return *latest;
+        throw errors::NotFoundError(fmt::format(
+            "No TensorFlow checkpoint found in directory {} (no \"checkpoint\" state file naming "
+            "an existing <prefix>.index)",
+            prefix_or_dir));
     }
     constexpr std::string_view kIndex = ".index";
     if (prefix_or_dir.ends_with(kIndex))

@@ -481,8 +481,28 @@ void BundleWriter::append(BundleEntry& entry, std::string bytes) {
 
 void BundleWriter::add(const std::string& key, const Tensor& value, int shard) {
     const Tensor host = value.device().is_cpu() ? value : value.cpu();
-    BundleEntry& entry = new_entry(key, tf_dtype_of(host.dtype()), host.shape(), shard);
-    std::string bytes(static_cast<const char*>(host.raw_data()), host.nbytes());
+    add_bytes(key,
+              tf_dtype_of(host.dtype()),
+              host.shape(),
+              std::string(static_cast<const char*>(host.raw_data()), host.nbytes()),
+              shard);
+}
+
+void BundleWriter::add_bytes(const std::string& key,
+                             int tf_dtype,
+                             const Shape& shape,
+                             std::string bytes,
+                             int shard) {
+    const std::size_t elem = tf_dtype_size(tf_dtype);
+    if (elem == 0 || bytes.size() != static_cast<uint64_t>(shape.num_elements()) * elem) {
+        throw errors::InvalidArgumentError(fmt::format(
+            "{} bytes for key '{}' of dtype {} and {} elements",
+            bytes.size(),
+            key,
+            tf_dtype_name(tf_dtype),
+            shape.num_elements()));
+    }
+    BundleEntry& entry = new_entry(key, tf_dtype, shape, shard);
     entry.crc32c = io::mask_crc(io::crc32c(bytes));
     append(entry, std::move(bytes));
 }
