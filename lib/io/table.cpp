@@ -43,7 +43,8 @@ std::pair<uint64_t, uint64_t> get_handle(std::string_view in,
 void shorten_separator(std::string& start, std::string_view limit) {
     const std::size_t n = std::min(start.size(), limit.size());
     std::size_t i = 0;
-    while (i < n && start[i] == limit[i]) ++i;
+    while (i < n && start[i] == limit[i])
+        ++i;
     if (i >= n) return;  // one is a prefix of the other
     const auto byte = static_cast<uint8_t>(start[i]);
     if (byte < 0xff && byte + 1 < static_cast<uint8_t>(limit[i])) {
@@ -154,12 +155,14 @@ bool get_varint64(std::string_view in, std::size_t& pos, uint64_t& v) {
 }
 
 void put_fixed32(std::string& out, uint32_t v) {
-    for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+    for (int i = 0; i < 4; ++i)
+        out += static_cast<char>((v >> (8 * i)) & 0xff);
 }
 
 uint32_t get_fixed32(const char* p) {
     uint32_t v = 0;
-    for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+    for (int i = 3; i >= 0; --i)
+        v = (v << 8) | static_cast<uint8_t>(p[i]);
     return v;
 }
 
@@ -167,7 +170,8 @@ void TableBuilder::Block::add(std::string_view key, std::string_view value, int 
     std::size_t shared = 0;
     if (counter < restart_interval) {
         const std::size_t n = std::min(last_key.size(), key.size());
-        while (shared < n && last_key[shared] == key[shared]) ++shared;
+        while (shared < n && last_key[shared] == key[shared])
+            ++shared;
     } else {
         restarts.push_back(static_cast<uint32_t>(buffer.size()));
         counter = 0;
@@ -183,7 +187,8 @@ void TableBuilder::Block::add(std::string_view key, std::string_view value, int 
 
 std::string TableBuilder::Block::finish() {
     std::string out = std::move(buffer);
-    for (const uint32_t r : restarts) put_fixed32(out, r);
+    for (const uint32_t r : restarts)
+        put_fixed32(out, r);
     put_fixed32(out, static_cast<uint32_t>(restarts.size()));
     *this = Block{};
     return out;
@@ -262,8 +267,7 @@ std::vector<std::pair<std::string, std::string>> read_table(std::string_view fil
                                                             const std::string& file) {
     if (file_bytes.size() < kFooterSize) {
         corrupt(file,
-                fmt::format("file of {} bytes is too short to be an sstable",
-                            file_bytes.size()));
+                fmt::format("file of {} bytes is too short to be an sstable", file_bytes.size()));
     }
     const std::string_view footer = file_bytes.substr(file_bytes.size() - kFooterSize);
     const uint64_t magic = (static_cast<uint64_t>(get_fixed32(footer.data() + 44)) << 32) |

@@ -1,10 +1,10 @@
 // TensorFlow checkpoints (tensor_bundle V2): files TensorFlow wrote read exactly (plain and Snappy
 // index blocks, TF1 and TF2 object-graph keys), BundleWriter's output byte-identical to TF's,
 // round trips of every dtype and layout, and bad input rejected with typed errors.
-#include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <filesystem>
+
+#include <catch2/catch.hpp>
 
 #include "checkpoint/checkpoint_test_util.hpp"
 #include "io/crc32c.hpp"
@@ -104,11 +104,14 @@ TEST_CASE("bundle: a TF2 object-graph checkpoint (half_plus_two_tf2_cpu)", "[bun
     const std::vector<std::string> graph = reader.get_tensor_bytes("_CHECKPOINTABLE_OBJECT_GRAPH");
     REQUIRE(graph.size() == 1);
     CHECK(graph[0].size() == 613);
-    CHECK(graph[0].starts_with(std::string("\n\x98\x01\n\x05\x12\x01" "a", 8)));
+    CHECK(
+        graph[0].starts_with(std::string("\n\x98\x01\n\x05\x12\x01"
+                                         "a",
+                                         8)));
     CHECK(tf::io::crc32c(graph[0]) == 0xee34226eu);  // as read_bundle.py computes it
     CHECK_THROWS_TYPED(reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"),
-                         tf::errors::UnimplementedError,
-                         Contains("get_tensor_bytes"));
+                       tf::errors::UnimplementedError,
+                       Contains("get_tensor_bytes"));
     CHECK_THROWS_AS(reader.get_tensor_bytes("a/.ATTRIBUTES/VARIABLE_VALUE"),
                     tf::errors::InvalidArgumentError);
 
@@ -183,11 +186,12 @@ TEST_CASE("bundle: BundleWriter writes the very bytes TensorFlow wrote", "[bundl
 TEST_CASE("bundle: round trip of every dtype, strings, empty tensors and scalars", "[bundle]") {
     const std::string dir = ckpt_test::fresh_dir("bundle_roundtrip");
     const auto tensors = ckpt_test::tensors_of_every_dtype();
-    for (const auto compression : {tf::io::table::Compression::none,
-                                   tf::io::table::Compression::snappy}) {
+    for (const auto compression :
+         {tf::io::table::Compression::none, tf::io::table::Compression::snappy}) {
         const std::string prefix = dir + "/rt" + std::to_string(static_cast<int>(compression));
         bundle::BundleWriter w(prefix, {.data_alignment = 8, .index_compression = compression});
-        for (const auto& [name, value] : tensors) w.add(name, value);
+        for (const auto& [name, value] : tensors)
+            w.add(name, value);
         w.add("empty", tf::zeros({0, 3}));
         w.add("empty_i64", tf::zeros({4, 0}, tf::int64));
         w.add("scalar", tf::constant(int64_t{-5}));
@@ -229,11 +233,12 @@ TEST_CASE("bundle: round trip of every dtype, strings, empty tensors and scalars
 
 TEST_CASE("bundle: many entries over several blocks and restart intervals", "[bundle]") {
     const std::string dir = ckpt_test::fresh_dir("bundle_many");
-    for (const auto compression : {tf::io::table::Compression::none,
-                                   tf::io::table::Compression::snappy}) {
+    for (const auto compression :
+         {tf::io::table::Compression::none, tf::io::table::Compression::snappy}) {
         const std::string prefix = dir + "/many" + std::to_string(static_cast<int>(compression));
         bundle::BundleWriter w(
-            prefix, {.index_compression = compression, .block_size = 300, .block_restart_interval = 3});
+            prefix,
+            {.index_compression = compression, .block_size = 300, .block_restart_interval = 3});
         for (int i = 0; i < 700; ++i) {
             // Keys sharing long prefixes (prefix compression) and out of order (sorted on write).
             const std::string key = fmt::format("model/layer_{:03d}/kernel/{}", (i * 37) % 700, i);
@@ -273,22 +278,21 @@ TEST_CASE("bundle: several data shards", "[bundle]") {
         CHECK(r.get_tensor_bytes("s") == std::vector<std::string>{"shard one"});
     }
     fs::remove(prefix + ".data-00001-of-00002");
-    CHECK_THROWS_TYPED(t::load_checkpoint(prefix),
-                         tf::errors::NotFoundError,
-                         Contains("data-00001-of-00002"));
+    CHECK_THROWS_TYPED(
+        t::load_checkpoint(prefix), tf::errors::NotFoundError, Contains("data-00001-of-00002"));
 }
 
 TEST_CASE("bundle: missing checkpoints and keys are NotFoundErrors", "[bundle]") {
     const std::string dir = ckpt_test::fresh_dir("bundle_missing");
     CHECK_THROWS_TYPED(t::load_checkpoint(dir + "/nothing"),
-                         tf::errors::NotFoundError,
-                         Contains(dir + "/nothing"));
+                       tf::errors::NotFoundError,
+                       Contains(dir + "/nothing"));
     CHECK_THROWS_AS(t::load_checkpoint(dir), tf::errors::NotFoundError);  // no state file
     const auto r = t::load_checkpoint(golden("saved_model_counter"));
     CHECK(!r.has_tensor("nope"));
     CHECK_THROWS_TYPED(r.get_tensor("nope"),
-                         tf::errors::NotFoundError,
-                         Contains("nope") && Contains("variables.index"));
+                       tf::errors::NotFoundError,
+                       Contains("nope") && Contains("variables.index"));
     CHECK_THROWS_AS(r.get_tensor_bytes("nope"), tf::errors::NotFoundError);
     CHECK_THROWS_AS(r.dtype_name("nope"), tf::errors::NotFoundError);
 }
@@ -297,11 +301,14 @@ TEST_CASE("bundle: corrupt index files are DataLossErrors", "[bundle]") {
     const std::string dir = ckpt_test::fresh_dir("bundle_corrupt_index");
     const std::string prefix = dir + "/c";
     bundle::BundleWriter w(prefix, {.block_size = 64});
-    for (int i = 0; i < 12; ++i) w.add(fmt::format("v{:02d}", i), f32(static_cast<float>(i)));
+    for (int i = 0; i < 12; ++i)
+        w.add(fmt::format("v{:02d}", i), f32(static_cast<float>(i)));
     w.add_strings("s", {2}, {"ab", "c"});
     w.finish();
     const std::string good = read_bytes(prefix + ".index");
-    const auto rewrite = [&](const std::string& bytes) { write_bytes(prefix + ".index", bytes); };
+    const auto rewrite = [&](const std::string& bytes) {
+        write_bytes(prefix + ".index", bytes);
+    };
 
     SECTION("truncated at every length") {
         for (std::size_t n = 0; n < good.size(); ++n) {
@@ -315,16 +322,16 @@ TEST_CASE("bundle: corrupt index files are DataLossErrors", "[bundle]") {
         bad[bad.size() - 1] ^= 0x01;
         rewrite(bad);
         CHECK_THROWS_TYPED(t::load_checkpoint(prefix),
-                             tf::errors::DataLossError,
-                             Contains("magic") && Contains("c.index"));
+                           tf::errors::DataLossError,
+                           Contains("magic") && Contains("c.index"));
     }
     SECTION("a bad block CRC") {
         std::string bad = good;
         bad[3] ^= 0x20;  // inside the first data block
         rewrite(bad);
         CHECK_THROWS_TYPED(t::load_checkpoint(prefix),
-                             tf::errors::DataLossError,
-                             Contains("checksum") && Contains("c.index"));
+                           tf::errors::DataLossError,
+                           Contains("checksum") && Contains("c.index"));
     }
     SECTION("every single bit flip: rejected with a typed error or read unchanged") {
         for (std::size_t i = 0; i < good.size(); ++i) {
@@ -359,8 +366,8 @@ TEST_CASE("bundle: corrupt data files are DataLossErrors naming the key", "[bund
         bad[5] ^= 0x10;
         write_bytes(data_file, bad);
         CHECK_THROWS_TYPED(t::load_checkpoint(prefix).get_tensor("x"),
-                             tf::errors::DataLossError,
-                             Contains("'x'") && Contains("checksum"));
+                           tf::errors::DataLossError,
+                           Contains("'x'") && Contains("checksum"));
         CHECK(t::load_checkpoint(prefix).get_tensor_bytes("s").size() == 2);
     }
     SECTION("every flipped byte of the string tensor") {
@@ -370,8 +377,8 @@ TEST_CASE("bundle: corrupt data files are DataLossErrors naming the key", "[bund
             write_bytes(data_file, bad);
             INFO(i);
             CHECK_THROWS_TYPED(t::load_checkpoint(prefix).get_tensor_bytes("s"),
-                                 tf::errors::DataLossError,
-                                 Contains("'s'"));
+                               tf::errors::DataLossError,
+                               Contains("'s'"));
         }
     }
     SECTION("a truncated data file") {
@@ -379,8 +386,8 @@ TEST_CASE("bundle: corrupt data files are DataLossErrors naming the key", "[bund
         const auto r = t::load_checkpoint(prefix);
         CHECK(r.get_tensor("x").to_vector<float>() == std::vector<float>{1.f, 2.f, 3.f});
         CHECK_THROWS_TYPED(r.get_tensor_bytes("s"),
-                             tf::errors::DataLossError,
-                             Contains("'s'") && Contains("data-00000-of-00001"));
+                           tf::errors::DataLossError,
+                           Contains("'s'") && Contains("data-00000-of-00001"));
     }
 }
 
@@ -401,8 +408,8 @@ TEST_CASE("bundle: entries that lie are DataLossErrors", "[bundle]") {
     b.add("x", entry);
     write_bytes(prefix + ".index", b.finish());
     CHECK_THROWS_TYPED(t::load_checkpoint(prefix).get_tensor("x"),
-                         tf::errors::DataLossError,
-                         Contains("'x'") && Contains("size"));
+                       tf::errors::DataLossError,
+                       Contains("'x'") && Contains("size"));
     // A header with a newer min_consumer, or written big-endian.
     tf::io::table::TableBuilder newer;
     newer.add("", std::string("\x08\x01\x1a\x04\x08\x02\x10\x02", 8));
@@ -416,14 +423,12 @@ TEST_CASE("bundle: entries that lie are DataLossErrors", "[bundle]") {
     tf::io::table::TableBuilder headless;
     headless.add("x", entry);
     write_bytes(prefix + ".index", headless.finish());
-    CHECK_THROWS_TYPED(t::load_checkpoint(prefix),
-                         tf::errors::DataLossError,
-                         Contains("header"));
+    CHECK_THROWS_TYPED(t::load_checkpoint(prefix), tf::errors::DataLossError, Contains("header"));
     tf::io::table::TableBuilder bad_shard;
     bad_shard.add("", std::string("\x08\x01\x1a\x02\x08\x01", 6));
     bad_shard.add("x", std::string("\x08\x01\x12\x00\x18\x01", 6));
     write_bytes(prefix + ".index", bad_shard.finish());
     CHECK_THROWS_TYPED(t::load_checkpoint(prefix),
-                         tf::errors::DataLossError,
-                         Contains("'x'") && Contains("shard"));
+                       tf::errors::DataLossError,
+                       Contains("'x'") && Contains("shard"));
 }

@@ -1,12 +1,11 @@
 // tf::train::CheckpointReader: TensorFlow checkpoints (tensor_bundle) read through
 // train/checkpoint/tensor_bundle.hpp.
-#include <tapeflow/train/checkpoint_reader.hpp>
-
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include <tapeflow/core/error.hpp>
+#include <tapeflow/train/checkpoint_reader.hpp>
 
 #include "train/checkpoint/checkpoint_file.hpp"
 #include "train/checkpoint/checkpoint_state.hpp"
@@ -106,7 +105,8 @@ const std::string& CheckpointReader::prefix() const {
 
 std::map<std::string, Shape> CheckpointReader::get_variable_to_shape_map() const {
     std::map<std::string, Shape> out;
-    for (const auto& [key, e] : impl_->index.entries) out.emplace(key, e.shape);
+    for (const auto& [key, e] : impl_->index.entries)
+        out.emplace(key, e.shape);
     return out;
 }
 
@@ -131,16 +131,14 @@ Tensor CheckpointReader::get_tensor(const std::string& key) const {
     const auto& e = impl_->entry(key);
     if (e.sliced || !ckpt::bundle::tapeflow_dtype_of(e.dtype))
         return ckpt::bundle::decode_tensor(key, e, {}, impl_->index_file);  // throws
-    return ckpt::bundle::decode_tensor(
-        key, e, impl_->read(key, e), impl_->data_files[e.shard_id]);
+    return ckpt::bundle::decode_tensor(key, e, impl_->read(key, e), impl_->data_files[e.shard_id]);
 }
 
 std::vector<std::string> CheckpointReader::get_tensor_bytes(const std::string& key) const {
     const auto& e = impl_->entry(key);
     if (e.dtype != ckpt::bundle::DT_STRING)
         return ckpt::bundle::decode_strings(key, e, {}, impl_->index_file);  // throws
-    return ckpt::bundle::decode_strings(
-        key, e, impl_->read(key, e), impl_->data_files[e.shard_id]);
+    return ckpt::bundle::decode_strings(key, e, impl_->read(key, e), impl_->data_files[e.shard_id]);
 }
 
 CheckpointReader load_checkpoint(const std::string& prefix_or_dir) {

@@ -113,8 +113,8 @@ bool decode_shape(std::string_view msg, Shape& shape) {
         });
         // Negative (unknown) sizes and absurd element counts are not a stored tensor's.
         if (!dim_ok || size > kMaxElements || dims.size() >= 64) return false;
-        elements = size == 0 ? 0 : (elements > kMaxElements / size ? kMaxElements + 1
-                                                                   : elements * size);
+        elements =
+            size == 0 ? 0 : (elements > kMaxElements / size ? kMaxElements + 1 : elements * size);
         dims.push_back(static_cast<int64_t>(size));
         return true;
     });
@@ -257,73 +257,63 @@ void widen_to_int32(const char* src, int32_t* dst, std::size_t n) {
 
 }  // namespace
 
-std::string tf_dtype_name(int dtype) {
-    switch (dtype) {
-        case DT_FLOAT: return "float32";
-        case DT_DOUBLE: return "float64";
-        case DT_INT32: return "int32";
-        case DT_UINT8: return "uint8";
-        case DT_INT16: return "int16";
-        case DT_INT8: return "int8";
-        case DT_STRING: return "string";
-        case DT_INT64: return "int64";
-        case DT_BOOL: return "bool";
-        case DT_BFLOAT16: return "bfloat16";
-        case DT_UINT16: return "uint16";
-        case DT_HALF: return "float16";
-        case DT_UINT32: return "uint32";
-        case DT_UINT64: return "uint64";
-        default: return fmt::format("DataType({})", dtype);
+namespace {
+
+// The TF dtypes the bundle reader knows: name, bytes per element (0: variable), and the
+// tapeflow dtype they are read as (int8 and int16 widened to int32).
+struct TypeInfo {
+    int tf;
+    const char* name;
+    std::size_t size;
+    std::optional<DType> dtype;
+};
+constexpr TypeInfo kTypes[] = {
+    {DT_FLOAT, "float32", 4, DType::float32},
+    {DT_DOUBLE, "float64", 8, DType::float64},
+    {DT_INT32, "int32", 4, DType::int32},
+    {DT_UINT8, "uint8", 1, DType::uint8},
+    {DT_INT16, "int16", 2, DType::int32},
+    {DT_INT8, "int8", 1, DType::int32},
+    {DT_STRING, "string", 0, std::nullopt},
+    {DT_INT64, "int64", 8, DType::int64},
+    {DT_BOOL, "bool", 1, DType::bool_},
+    {DT_BFLOAT16, "bfloat16", 2, DType::bfloat16},
+    {DT_UINT16, "uint16", 2, std::nullopt},
+    {DT_HALF, "float16", 2, DType::float16},
+    {DT_UINT32, "uint32", 4, std::nullopt},
+    {DT_UINT64, "uint64", 8, std::nullopt},
+};
+
+const TypeInfo* type_info(int dtype) {
+    for (const TypeInfo& t : kTypes) {
+        if (t.tf == dtype) return &t;
     }
+    return nullptr;
+}
+
+}  // namespace
+
+std::string tf_dtype_name(int dtype) {
+    const TypeInfo* t = type_info(dtype);
+    return t != nullptr ? std::string(t->name) : fmt::format("DataType({})", dtype);
 }
 
 int tf_dtype_of(DType dtype) {
-    switch (dtype) {
-        case DType::float32: return DT_FLOAT;
-        case DType::float64: return DT_DOUBLE;
-        case DType::int32: return DT_INT32;
-        case DType::int64: return DT_INT64;
-        case DType::uint8: return DT_UINT8;
-        case DType::bool_: return DT_BOOL;
-        case DType::float16: return DT_HALF;
-        case DType::bfloat16: return DT_BFLOAT16;
+    for (const TypeInfo& t : kTypes) {
+        // The tapeflow dtype's own TF type (int32 also stands for the widened int8 and int16).
+        if (t.dtype == dtype && t.name == dtype_name(dtype)) return t.tf;
     }
     return DT_INVALID;
 }
 
 std::optional<DType> tapeflow_dtype_of(int dtype) {
-    switch (dtype) {
-        case DT_FLOAT: return DType::float32;
-        case DT_DOUBLE: return DType::float64;
-        case DT_INT32:
-        case DT_INT16:
-        case DT_INT8: return DType::int32;
-        case DT_UINT8: return DType::uint8;
-        case DT_INT64: return DType::int64;
-        case DT_BOOL: return DType::bool_;
-        case DT_BFLOAT16: return DType::bfloat16;
-        case DT_HALF: return DType::float16;
-        default: return std::nullopt;
-    }
+    const TypeInfo* t = type_info(dtype);
+    return t != nullptr ? t->dtype : std::nullopt;
 }
 
 std::size_t tf_dtype_size(int dtype) {
-    switch (dtype) {
-        case DT_DOUBLE:
-        case DT_INT64:
-        case DT_UINT64: return 8;
-        case DT_FLOAT:
-        case DT_INT32:
-        case DT_UINT32: return 4;
-        case DT_INT16:
-        case DT_UINT16:
-        case DT_BFLOAT16:
-        case DT_HALF: return 2;
-        case DT_INT8:
-        case DT_UINT8:
-        case DT_BOOL: return 1;
-        default: return 0;
-    }
+    const TypeInfo* t = type_info(dtype);
+    return t != nullptr ? t->size : 0;
 }
 
 BundleIndex parse_index(std::string_view bytes, const std::string& file) {
@@ -357,8 +347,10 @@ Tensor decode_tensor(const std::string& key,
                      std::string_view bytes,
                      const std::string& file) {
     if (entry.sliced) {
-        throw errors::UnimplementedError(fmt::format(
-            "key '{}' of {} is a partitioned (sliced) variable, which is not supported", key, file));
+        throw errors::UnimplementedError(
+            fmt::format("key '{}' of {} is a partitioned (sliced) variable, which is not supported",
+                        key,
+                        file));
     }
     const auto dtype = tapeflow_dtype_of(entry.dtype);
     if (!dtype) {
@@ -372,10 +364,12 @@ Tensor decode_tensor(const std::string& key,
     const auto n = static_cast<uint64_t>(entry.shape.num_elements());
     const std::size_t elem = tf_dtype_size(entry.dtype);
     if (entry.size != n * elem || bytes.size() != entry.size) {
-        data_error(
-            key,
-            file,
-            fmt::format("invalid size {} for {} elements of {}", entry.size, n, tf_dtype_name(entry.dtype)));
+        data_error(key,
+                   file,
+                   fmt::format("invalid size {} for {} elements of {}",
+                               entry.size,
+                               n,
+                               tf_dtype_name(entry.dtype)));
     }
     check_crc(key, entry, io::crc32c(bytes), file);
     Tensor t = Tensor::empty(entry.shape, *dtype);
@@ -385,7 +379,8 @@ Tensor decode_tensor(const std::string& key,
     } else if (entry.dtype == DT_INT16) {
         widen_to_int32<int16_t>(bytes.data(), reinterpret_cast<int32_t*>(dst), n);
     } else if (entry.dtype == DT_BOOL) {
-        for (std::size_t i = 0; i < n; ++i) dst[i] = bytes[i] != 0 ? 1 : 0;
+        for (std::size_t i = 0; i < n; ++i)
+            dst[i] = bytes[i] != 0 ? 1 : 0;
     } else if (n > 0) {
         std::memcpy(dst, bytes.data(), bytes.size());
     }
@@ -457,8 +452,7 @@ BundleEntry& BundleWriter::new_entry(const std::string& key,
     if (shard < 0 || shard >= options_.num_shards)
         throw errors::InvalidArgumentError(fmt::format("shard {} out of range", shard));
     auto [it, inserted] = entries_.try_emplace(key);
-    if (!inserted)
-        throw errors::InvalidArgumentError(fmt::format("Adding duplicate key: {}", key));
+    if (!inserted) throw errors::InvalidArgumentError(fmt::format("Adding duplicate key: {}", key));
     it->second.dtype = dtype;
     it->second.shape = shape;
     it->second.shard_id = shard;
@@ -488,19 +482,16 @@ void BundleWriter::add(const std::string& key, const Tensor& value, int shard) {
               shard);
 }
 
-void BundleWriter::add_bytes(const std::string& key,
-                             int tf_dtype,
-                             const Shape& shape,
-                             std::string bytes,
-                             int shard) {
+void BundleWriter::add_bytes(
+    const std::string& key, int tf_dtype, const Shape& shape, std::string bytes, int shard) {
     const std::size_t elem = tf_dtype_size(tf_dtype);
     if (elem == 0 || bytes.size() != static_cast<uint64_t>(shape.num_elements()) * elem) {
-        throw errors::InvalidArgumentError(fmt::format(
-            "{} bytes for key '{}' of dtype {} and {} elements",
-            bytes.size(),
-            key,
-            tf_dtype_name(tf_dtype),
-            shape.num_elements()));
+        throw errors::InvalidArgumentError(
+            fmt::format("{} bytes for key '{}' of dtype {} and {} elements",
+                        bytes.size(),
+                        key,
+                        tf_dtype_name(tf_dtype),
+                        shape.num_elements()));
     }
     BundleEntry& entry = new_entry(key, tf_dtype, shape, shard);
     entry.crc32c = io::mask_crc(io::crc32c(bytes));
@@ -512,8 +503,10 @@ void BundleWriter::add_strings(const std::string& key,
                                const std::vector<std::string>& values,
                                int shard) {
     if (static_cast<uint64_t>(shape.num_elements()) != values.size()) {
-        throw errors::InvalidArgumentError(fmt::format(
-            "{} strings for key '{}' of shape ({})", values.size(), key, fmt::join(shape.dims(), ", ")));
+        throw errors::InvalidArgumentError(fmt::format("{} strings for key '{}' of shape ({})",
+                                                       values.size(),
+                                                       key,
+                                                       fmt::join(shape.dims(), ", ")));
     }
     BundleEntry& entry = new_entry(key, DT_STRING, shape, shard);
     // [varint64 length]... [masked CRC of the lengths as uint32 (uint64 when larger)] [bytes]...;
@@ -549,16 +542,16 @@ void BundleWriter::finish() {
         std::vector<std::string_view> pieces(shard_pieces_[s].begin(), shard_pieces_[s].end());
         io::write_file_atomically(data_file_name(prefix_, s, options_.num_shards), pieces);
     }
-    io::table::TableBuilder table({options_.block_size,
-                                   options_.block_restart_interval,
-                                   options_.index_compression});
+    io::table::TableBuilder table(
+        {options_.block_size, options_.block_restart_interval, options_.index_compression});
     std::string header;
     put_varint_field(header, 1, static_cast<uint64_t>(options_.num_shards));
     std::string version;
     put_varint_field(version, 1, kVersion);
     put_bytes_field(header, 3, version);
     table.add("", header);
-    for (const auto& [key, entry] : entries_) table.add(key, encode_entry(entry));
+    for (const auto& [key, entry] : entries_)
+        table.add(key, encode_entry(entry));
     io::write_file_atomically(index_file_name(prefix_), table.finish());
 }
 

@@ -118,11 +118,8 @@ public:
                      int shard = 0);
     /// A fixed-size tensor of any TF dtype (int8, uint16, ... that tapeflow lacks) from its
     /// little-endian bytes; InvalidArgumentError when their size disagrees with the shape.
-    void add_bytes(const std::string& key,
-                   int tf_dtype,
-                   const Shape& shape,
-                   std::string bytes,
-                   int shard = 0);
+    void add_bytes(
+        const std::string& key, int tf_dtype, const Shape& shape, std::string bytes, int shard = 0);
     /// Writes the files; the writer is spent afterwards.
     void finish();
 
