@@ -142,7 +142,6 @@ std::string encode_entry(const BundleEntry& e) {
 
 BundleEntry decode_entry(const std::string& key, std::string_view msg, const std::string& file) {
     BundleEntry e;
-    bool has_shape = false;
     const bool ok = for_each_field(msg, [&](const Field& f) {
         switch (f.number) {
             case 1:
@@ -150,7 +149,6 @@ BundleEntry decode_entry(const std::string& key, std::string_view msg, const std
                 e.dtype = static_cast<int>(f.value);
                 return true;
             case 2:
-                has_shape = true;
                 return f.wire == kBytes && decode_shape(f.bytes, e.shape);
             case 3:
                 if (f.wire != kVarint || f.value > 0x7fffffff) return false;
@@ -173,7 +171,6 @@ BundleEntry decode_entry(const std::string& key, std::string_view msg, const std
         }
     });
     if (!ok) entry_error(key, file, "an unparseable BundleEntryProto");
-    if (!has_shape && !e.sliced) e.shape = Shape{};
     return e;
 }
 
