@@ -8,7 +8,9 @@ hand-decoded BundleHeaderProto / BundleEntryProto, and the data files' tensors, 
 against its entry's CRC-32C.
 
     read_bundle.py PREFIX                 prints key, dtype, shape and values of every entry
-    read_bundle.py --check FIXTURE DIR    runs FIXTURE DIR/ckpt and checks what it wrote
+    read_bundle.py --check FIXTURE DIR [GOLDEN]
+        runs FIXTURE DIR/ckpt and checks what it wrote; with GOLDEN (tests/golden), first checks
+        this reader on the checkpoints TensorFlow wrote (tf_checkpoints/README.md)
 """
 import struct
 import subprocess
@@ -296,8 +298,28 @@ def check_fixture(fixture, directory):
     print("read_bundle: %d entries of %s read and checked" % (len(got), prefix))
 
 
+def check_golden(golden):
+    """This reader on TensorFlow's own files: the values of the export scripts."""
+    half = {"a": 0.5, "b": 2.0, "c": 3.0}
+    for name, values in [
+            ("saved_model_half_plus_two_cpu", dict(half, a2=0.5, c2=3.0)),
+            ("saved_model_half_plus_two_tf2_cpu",
+             {k + "/.ATTRIBUTES/VARIABLE_VALUE": v for k, v in half.items()}),
+            ("saved_model_counter", {"counter": 0.0})]:
+        got = read_bundle("%s/tf_checkpoints/%s/variables" % (golden, name))
+        graph = got.pop("_CHECKPOINTABLE_OBJECT_GRAPH", None)
+        if graph is not None and (graph[0], len(graph[2][0])) != ("string", 613):
+            raise AssertionError("%s: object graph %r" % (name, graph[:2]))
+        if {k: (v[0], v[1], float(v[2])) for k, v in got.items()} != \
+                {k: ("float32", [], v) for k, v in values.items()}:
+            raise AssertionError("%s: %r" % (name, got))
+    print("read_bundle: TensorFlow's checkpoints read as expected")
+
+
 def main(argv):
-    if len(argv) == 4 and argv[1] == "--check":
+    if len(argv) in (4, 5) and argv[1] == "--check":
+        if len(argv) == 5:
+            check_golden(argv[4])
         check_fixture(argv[2], argv[3])
         return 0
     if len(argv) != 2:
