@@ -95,8 +95,10 @@ std::string read_block(std::string_view file_bytes,
     if (type != static_cast<uint8_t>(Compression::snappy))
         corrupt(file, fmt::format("unknown compression type {} of the block at {}", type, offset));
     std::size_t length = 0;
+    // Snappy expands at most ~32x (a 64-byte copy per 2-byte tag): a larger claimed length is
+    // corruption, refused before allocating it.
     if (!snappy::GetUncompressedLength(contents.data(), contents.size(), &length) ||
-        length > (std::size_t{1} << 31)) {
+        length > 64 * contents.size() + 64) {
         corrupt(file, fmt::format("bad Snappy block at {}", offset));
     }
     std::string out;
