@@ -9,7 +9,7 @@ packages=(
     libxtensor-dev libxsimd-dev xtl-dev libopenblas-dev
     libfmt-dev catch2 libbenchmark-dev
     libprotobuf-dev protobuf-compiler
-    libpng-dev zlib1g-dev nlohmann-json3-dev
+    libpng-dev zlib1g-dev nlohmann-json3-dev libsnappy-dev
     libopenmpi-dev openmpi-bin
     python3 python3-numpy clang-tools-19
     clang-format-14

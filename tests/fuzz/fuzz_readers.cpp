@@ -3,7 +3,8 @@
 // what it rejects must be a typed tapeflow error; anything else, a crash or a hang fails.
 //   fuzz_readers <target|all> [--iterations N] [--seconds S] [--seed K] [--crash-dir D]
 //   fuzz_readers <target> --replay FILE      (runs one saved input)
-// Targets: tfrecord, tfrecord-gzip, tfrecord-zlib, events, safetensors, example, npy, npz.
+// Targets: tfrecord, tfrecord-gzip, tfrecord-zlib, events, safetensors, tensor-bundle, example,
+// npy, npz.
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +18,7 @@
 
 #include "checkpoint/corrupt_files.hpp"
 #include "fuzz/fuzz_driver.hpp"
+#include "train/checkpoint/tensor_bundle.hpp"
 
 namespace tf = tapeflow;
 namespace fs = std::filesystem;
@@ -208,6 +210,63 @@ fuzz::Target safetensors_target() {
     return t;
 }
 
+// ---- TensorFlow checkpoints (tensor_bundle): the index is fuzzed, its data file stays; every
+// tensor read must be one that was written (each entry and block has a CRC) ----
+
+const std::map<std::string, tf::Tensor>& bundle_tensors() {
+    static const std::map<std::string, tf::Tensor> tensors = [] {
+        std::map<std::string, tf::Tensor> t = checkpoint_tensors();
+        for (int i = 0; i < 40; ++i)
+            t.emplace("many/var_" + std::to_string(i), tf::constant({i, -i}, tf::int32));
+        return t;
+    }();
+    return tensors;
+}
+const std::vector<std::string> kBundleStrings = {"", "abc", std::string(70, 's')};
+
+fuzz::Target tensor_bundle_target() {
+    namespace bundle = tf::train::ckpt::bundle;
+    fuzz::Target t;
+    t.name = "tensor-bundle";
+    // Two indexes over the same data file (the data's layout does not depend on the index's
+    // options): TF's defaults, and small Snappy blocks with short restart intervals.
+    const auto write = [](const std::string& prefix, bundle::BundleWriterOptions options) {
+        bundle::BundleWriter w(prefix, options);
+        for (const auto& [name, value] : bundle_tensors())
+            w.add(name, value);
+        w.add_strings("strings", {3}, kBundleStrings);
+        w.finish();
+        return read_file(prefix + ".index");
+    };
+    t.seeds = {write((work_dir() / "bundle_seed").string(), {}),
+               write((work_dir() / "bundle").string(),
+                     {.index_compression = tf::io::table::Compression::snappy,
+                      .block_size = 200,
+                      .block_restart_interval = 3})};
+    t.run = [](const std::string& bytes) {
+        scratch_file("bundle.index", bytes);
+        const auto reader = tf::train::load_checkpoint((work_dir() / "bundle").string());
+        // Every block has a CRC: an index that opens lists every key that was written.
+        if (reader.get_variable_to_shape_map().size() != bundle_tensors().size() + 1)
+            throw fuzz::WrongValue("an index that opens has lost keys");
+        for (const auto& [key, shape] : reader.get_variable_to_shape_map()) {
+            if (reader.dtype_name(key) == "string") {
+                if (reader.get_tensor_bytes(key) != kBundleStrings)
+                    throw fuzz::WrongValue("string tensor '" + key + "' has changed");
+                continue;
+            }
+            const tf::Tensor value = reader.get_tensor(key);
+            const auto it = bundle_tensors().find(key);
+            if (value.shape() != shape || it == bundle_tensors().end() ||
+                value.dtype() != it->second.dtype() || value.shape() != it->second.shape() ||
+                bytes_of(value) != bytes_of(it->second)) {
+                throw fuzz::WrongValue("tensor '" + key + "' read back changed");
+            }
+        }
+    };
+    return t;
+}
+
 // ---- tf.train.Example: Example::parse and parse_example (no checksum: no crash, typed errors)
 // ----
 
@@ -320,6 +379,7 @@ std::vector<fuzz::Target> targets(const std::string& which) {
     if (want("tfrecord-zlib")) all.push_back(tfrecord_target("ZLIB"));
     if (want("events")) all.push_back(events_target());
     if (want("safetensors")) all.push_back(safetensors_target());
+    if (want("tensor-bundle")) all.push_back(tensor_bundle_target());
     if (want("example")) all.push_back(example_target());
     if (want("npy")) all.push_back(npy_target());
     if (want("npz")) all.push_back(npz_target());

@@ -90,6 +90,10 @@ private:
 
 }  // namespace
 
+std::unique_ptr<ByteSource> open_file_source(const std::string& file) {
+    return std::make_unique<FileSource>(file);
+}
+
 CheckpointReader::CheckpointReader(std::unique_ptr<ByteSource> source, std::string file)
     : source_(std::move(source)), file_(std::move(file)) {
     const uint64_t size = source_->size();

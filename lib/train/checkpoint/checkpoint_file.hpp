@@ -25,6 +25,10 @@ public:
     virtual void read(uint64_t offset, void* dst, std::size_t n) const = 0;
 };
 
+/// A regular file read with pread: NotFoundError when it is missing, InvalidArgumentError when
+/// it is not a regular file; reads past its end are DataLossErrors naming it.
+std::unique_ptr<ByteSource> open_file_source(const std::string& file);
+
 class CheckpointReader {
 public:
     /// Opens and validates `file`: NotFoundError when missing, DataLossError when malformed.
