@@ -31,7 +31,12 @@ struct VariableState : std::enable_shared_from_this<VariableState> {
     int64_t suffix = 0;
     bool trainable = true;
     int64_t id = 0;
-    Tensor value;
+    Tensor value;  // replaced by updates (copy-on-write): read it under `mutex`
+    // value's shape, dtype and device, which never change: read without the lock (the value's
+    // tensor may be replaced meanwhile by another thread's update).
+    Shape shape;
+    DType dtype = DType::float32;
+    Device device;
     std::mutex mutex;  // serializes updates of one variable
     ~VariableState();
 };
@@ -144,8 +149,8 @@ thread_local bool tls_reuse = false;  // inside a variable_scope(reuse = true)
         "Cannot {} variable '{}' of shape {} and dtype {} with a tensor of shape {} and dtype {}",
         what,
         s.name,
-        s.value.shape().str(),
-        dtype_name(s.value.dtype()),
+        s.shape.str(),
+        dtype_name(s.dtype),
         value.shape().str(),
         dtype_name(value.dtype())));
 }
@@ -154,9 +159,9 @@ thread_local bool tls_reuse = false;  // inside a variable_scope(reuse = true)
 // variable's (checked here, so that the error names the variable rather than AddV2).
 void check_delta(const VariableState& s, std::string_view what, const Tensor& delta) {
     if (!delta.defined()) bad_update(s, what, s.value);
-    const auto& to = s.value.shape().dims();
+    const auto& to = s.shape.dims();
     const auto& from = delta.shape().dims();
-    bool fits = delta.dtype() == s.value.dtype() && from.size() <= to.size();
+    bool fits = delta.dtype() == s.dtype && from.size() <= to.size();
     for (std::size_t i = 0; fits && i < from.size(); ++i) {
         const int64_t d = from[from.size() - 1 - i];
         fits = d == 1 || d == to[to.size() - 1 - i];
@@ -242,8 +247,8 @@ void notify_variable_observers(Variable& created) {
 
 void replace_variable_value(Variable& var, Tensor value) {
     VariableState& s = *var.state();
-    if (!value.defined() || value.shape() != s.value.shape() || value.dtype() != s.value.dtype() ||
-        value.device() != s.value.device()) {
+    if (!value.defined() || value.shape() != s.shape || value.dtype() != s.dtype ||
+        value.device() != s.device) {
         bad_update(s, "replace the value of", value.defined() ? value : s.value);
     }
     const std::lock_guard lock(s.mutex);
@@ -262,6 +267,9 @@ Variable::Variable(const Tensor& initial_value, VariableOptions options) {
     s->trainable = options.trainable;
     s->id = next_unique_id();
     s->value = identity(initial_value);  // own buffer: the caller's tensor stays immutable
+    s->shape = s->value.shape();
+    s->dtype = s->value.dtype();
+    s->device = s->value.device();
     s->base = tls_scope + (options.name.empty() ? "Variable" : options.name);
     {
         Registry& r = registry();
@@ -298,15 +306,15 @@ const std::string& Variable::name() const {
 }
 
 const Shape& Variable::shape() const {
-    return checked().value.shape();
+    return checked().shape;
 }
 
 DType Variable::dtype() const {
-    return checked().value.dtype();
+    return checked().dtype;
 }
 
 Device Variable::device() const {
-    return checked().value.device();
+    return checked().device;
 }
 
 bool Variable::trainable() const {
@@ -334,7 +342,7 @@ Tensor Variable::value() const {
 
 Variable& Variable::assign(const Tensor& value) {
     VariableState& s = checked();
-    if (!value.defined() || value.shape() != s.value.shape() || value.dtype() != s.value.dtype()) {
+    if (!value.defined() || value.shape() != s.shape || value.dtype() != s.dtype) {
         bad_update(s, "assign", value.defined() ? value : s.value);
     }
     const std::lock_guard lock(s.mutex);

@@ -83,12 +83,20 @@ Shape resolve_reshape(const Tensor& x, std::span<const int64_t> sizes) {
     if (unknown != -1) {
         int64_t counted = 1;
         bool input_has_zero = false;
+        bool input_has_positive = false;
         for (int64_t dim : x.shape().dims()) {
             if (dim > 0 || !has_zero) {
                 counted *= dim;
             } else {
                 input_has_zero = true;
             }
+            input_has_positive = input_has_positive || dim > 0;
+        }
+        // Every input size is 0: nothing is left to infer the -1 from ([0] -> [-1, 0]).
+        if (input_has_zero && !input_has_positive) {
+            op_fail(op,
+                    "Reshape cannot infer the missing input size for an empty tensor unless all "
+                    "specified input sizes are non-zero");
         }
         const int64_t missing = counted / known;
         if (!input_has_zero && missing * known != counted) {

@@ -62,6 +62,7 @@ void ExponentialMovingAverage::apply(const std::vector<Variable>& var_list) {
                             dtype_name(v.dtype())));
         }
     }
+    const std::lock_guard lock(mutex_);
     for (const Variable& v : vars) {
         if (shadows_.count(v.id()) != 0) continue;
         shadows_.emplace(
@@ -80,6 +81,7 @@ void ExponentialMovingAverage::apply(const std::vector<Variable>& var_list) {
 
 std::optional<Variable> ExponentialMovingAverage::average(const Variable& var) const {
     if (!var.defined()) return std::nullopt;
+    const std::lock_guard lock(mutex_);
     auto it = shadows_.find(var.id());
     if (it == shadows_.end()) return std::nullopt;
     return it->second;
@@ -95,8 +97,11 @@ std::map<std::string, Variable> ExponentialMovingAverage::variables_to_restore()
     std::set<int64_t> averaged;
     for (const Variable& v : trainable_variables())
         averaged.insert(v.id());
-    for (const auto& [id, shadow] : shadows_)
-        averaged.insert(id);
+    {
+        const std::lock_guard lock(mutex_);
+        for (const auto& [id, shadow] : shadows_)
+            averaged.insert(id);
+    }
     for (const Variable& v : global_variables()) {
         if (averaged.count(v.id()) != 0) {
             out.insert_or_assign(average_name(v), v);

@@ -80,8 +80,8 @@ void check_learning_rate(const LearningRate& learning_rate) {
                          fmt::format("learning_rate must be a non-negative number, got {}", lr));
 }
 
-Optimizer::Optimizer(std::string_view name, LearningRate learning_rate, bool /*use_locking: updates of
-                     one variable are always serialized*/)
+Optimizer::Optimizer(std::string_view name, LearningRate learning_rate, bool /*use_locking: every
+                     apply of one optimizer is serialized (mutex_), whatever it says*/)
     : learning_rate_(std::move(learning_rate)) {
     check_hyperparameter(!name.empty(), "Must specify the optimizer name");
     check_learning_rate(learning_rate_);
@@ -196,6 +196,7 @@ void Optimizer::apply_gradients(const std::vector<GradAndVar>& grads_and_vars,
         logging::warn("Gradients do not exist for variables {} when minimizing the loss.",
                       quoted_names(missing));
     }
+    const std::lock_guard lock(mutex_);
     begin_apply(global_step);
     for (const GradAndVar& p : present)
         create_slots(p.variable);
@@ -256,6 +257,8 @@ Tensor Optimizer::minimize_streaming(const std::function<Tensor()>& loss_fn,
     check_loss(loss);
     if (var_list.empty()) var_list = tape.watched_variables();
     if (var_list.empty()) throw errors::InvalidArgumentError("No variables to optimize.");
+    // The updates interleave with the backward walk: the walk runs under the lock too.
+    const std::lock_guard lock(mutex_);
     begin_apply(global_step);
     GradientOptions options;
     options.aggregation_method = aggregation_method;
@@ -290,6 +293,7 @@ Tensor Optimizer::minimize_streaming(const std::function<Tensor()>& loss_fn,
 std::optional<Variable> Optimizer::find_slot(const Variable& var,
                                              std::string_view slot_name) const {
     if (!var.defined()) return std::nullopt;
+    const std::lock_guard lock(mutex_);
     auto it = slots_.find({var.id(), std::string(slot_name)});
     if (it == slots_.end()) return std::nullopt;
     return it->second;
@@ -300,6 +304,7 @@ std::optional<Variable> Optimizer::get_slot(const Variable& var, std::string_vie
 }
 
 Variable Optimizer::slot(const Variable& var, std::string_view slot_name, double initial) {
+    const std::lock_guard lock(mutex_);  // two threads asking for a new slot create it once
     if (auto s = find_slot(var, slot_name)) return *s;
     Tensor init;
     {
@@ -313,6 +318,7 @@ Variable Optimizer::slot(const Variable& var, std::string_view slot_name, double
 }
 
 Variable Optimizer::non_slot(std::string_view name, double initial, DType dtype) {
+    const std::lock_guard lock(mutex_);
     if (auto it = non_slots_.find(name); it != non_slots_.end()) return it->second;
     const NameScope scope(name_ + "/");
     Variable v(constant(initial, dtype), {.name = std::string(name), .trainable = false});
@@ -321,6 +327,7 @@ Variable Optimizer::non_slot(std::string_view name, double initial, DType dtype)
 }
 
 Variable Optimizer::non_slot(std::string_view name) const {
+    const std::lock_guard lock(mutex_);
     auto it = non_slots_.find(name);
     if (it == non_slots_.end()) {
         throw errors::InternalError(
@@ -331,23 +338,27 @@ Variable Optimizer::non_slot(std::string_view name) const {
 
 std::vector<std::string> Optimizer::get_slot_names() const {
     std::set<std::string> unique;
+    const std::lock_guard lock(mutex_);
     for (const auto& [key, var] : slots_)
         unique.insert(key.second);
     return {unique.begin(), unique.end()};
 }
 
 int64_t Optimizer::iterations() const {
+    const std::lock_guard lock(mutex_);
     if (auto it = non_slots_.find("iteration"); it != non_slots_.end())
         return it->second.value().item<int64_t>();
     return iterations_;
 }
 
 double Optimizer::current_learning_rate() const {
+    const std::lock_guard lock(mutex_);
     return applied_ ? current_lr_ : learning_rate_(iterations());
 }
 
 std::vector<Variable> Optimizer::variables() const {
     std::vector<Variable> out;
+    const std::lock_guard lock(mutex_);
     for (const auto& [key, var] : slots_)
         out.push_back(var);
     for (const auto& [key, var] : non_slots_)

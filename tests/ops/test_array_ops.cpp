@@ -279,6 +279,20 @@ TEST_CASE("reshape infers -1 as TensorFlow does, also next to zero sizes", "[arr
     CHECK(tf::reshape(tf::zeros({2, 0, 3}), {0, 3, 2}).shape() == tf::Shape{0, 3, 2});
 }
 
+TEST_CASE("reshape refuses a -1 that an all-zero input cannot determine", "[array]") {
+    // [0] -> [-1, 0]: any size fits the -1 (TensorFlow raises; it used to give [1, 0]).
+    CHECK_THROWS_MATCHES(
+        tf::reshape(tf::zeros({0}), {-1, 0}),
+        tf::errors::InvalidArgumentError,
+        Message("Reshape cannot infer the missing input size for an empty tensor unless all "
+                "specified input sizes are non-zero [Op:Reshape]"));
+    CHECK_THROWS_AS(tf::reshape(tf::zeros({0, 0}), {0, -1}), tf::errors::InvalidArgumentError);
+    // A positive input size still determines it, and no zero size leaves nothing to guess.
+    CHECK(tf::reshape(tf::zeros({0, 3}), {-1, 3}).shape() == tf::Shape{0, 3});
+    CHECK(tf::reshape(tf::zeros({0}), {-1}).shape() == tf::Shape{0});
+    CHECK(tf::reshape(tf::zeros({1, 0}), {-1, 0}).shape() == tf::Shape{1, 0});
+}
+
 TEST_CASE("reshape takes a tf::Shape with one -1", "[array]") {
     const tf::Tensor x = tf::range(0.f, 6.f);
     const tf::Tensor y = tf::reshape(x, tf::Shape{3, -1});

@@ -408,6 +408,12 @@ std::vector<BadCall> table() {
          [] {
              tf::reshape(tf::ones({4}), {-2, -2});
          }},
+        {"reshape empty -1 next to 0",
+         IA,
+         "Reshape cannot infer the missing input size for an empty tensor",
+         [] {
+             tf::reshape(tf::zeros({0}), {-1, 0});
+         }},
 
         // ---- shapes ----
         {"add shapes",

@@ -4,6 +4,7 @@
 // updated from several threads. Each case also checks its results, so it runs in every build.
 #include <atomic>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -129,4 +130,107 @@ TEST_CASE("a parallel map runs while another thread trains and checkpoints",
     const double value = restored.read_value().to_vector<double>()[0];
     CHECK(value >= 1);
     CHECK(restored.read_value().to_vector<double>() == std::vector<double>(8, value));
+}
+
+namespace {
+
+constexpr int kSteps = 5000;  // per thread: 1-element variables keep it short under TSan
+constexpr int64_t kTotal = int64_t{kThreads} * kSteps;
+
+// kSteps applies of the constant gradient `g` to `w` in each of kThreads threads, all through `opt`
+// (and the step variable `step` when given).
+void apply_in_threads(tf::train::Optimizer& opt,
+                      const tf::Variable& w,
+                      double g,
+                      std::optional<tf::Variable> step = {}) {
+    in_threads(kThreads, [&](int) {
+        const tf::Tensor grad = tf::constant({g});
+        for (int i = 0; i < kSteps; ++i)
+            opt.apply_gradients({{grad, w}}, step);
+    });
+}
+
+}  // namespace
+
+TEST_CASE("a TF1 optimizer shared by threads counts every step, with use_locking",
+          "[concurrency][optimizer]") {
+    // SGD with a constant gradient: the updates commute, so the result is the serial one, and
+    // 20000 * 0.5 * 2 = 20000 is exact.
+    tf::Variable w(tf::constant({20000.0}), {.name = "shared_sgd_w"});
+    tf::Variable step(tf::constant(int64_t{0}), {.name = "shared_sgd_step", .trainable = false});
+    tf::train::GradientDescentOptimizer opt(0.5, {.use_locking = true});
+    apply_in_threads(opt, w, 2.0, step);
+    CHECK(opt.iterations() == kTotal);
+    CHECK(step.read_value().item<int64_t>() == kTotal);
+    CHECK(w.read_value().to_vector<double>() == std::vector<double>{0.0});
+}
+
+TEST_CASE("a TF1 optimizer shared by threads without use_locking still counts every step",
+          "[concurrency][optimizer]") {
+    // Hogwild is allowed to race on the values, never on the counters or the slots.
+    tf::Variable w(tf::constant({1.0}), {.name = "shared_hogwild_w"});
+    tf::train::MomentumOptimizer opt(1e-3, 0.9, {.use_locking = false});
+    apply_in_threads(opt, w, 1.0);
+    CHECK(opt.iterations() == kTotal);
+    CHECK(opt.get_slot_names() == std::vector<std::string>{"momentum"});
+    CHECK(opt.variables().size() == 1);
+}
+
+TEST_CASE("a TF1 Adam shared by threads creates its slots once and matches a serial run",
+          "[concurrency][optimizer]") {
+    tf::Variable w(tf::constant({1.0}), {.name = "shared_adam_w"});
+    tf::train::AdamOptimizer opt(1e-3, {.use_locking = true});
+    apply_in_threads(opt, w, 0.5);
+    CHECK(opt.iterations() == kTotal);
+    CHECK(opt.get_slot_names() == std::vector<std::string>{"m", "v"});
+    CHECK(opt.variables().size() == 4);  // m, v, beta1_power, beta2_power
+    // Every step sees the same gradient and steps are whole: the serial run gives the same bits.
+    tf::Variable serial(tf::constant({1.0}), {.name = "serial_adam_w"});
+    tf::train::AdamOptimizer reference(1e-3);
+    const tf::Tensor grad = tf::constant({0.5});
+    for (int64_t i = 0; i < kTotal; ++i)
+        reference.apply_gradients({{grad, serial}});
+    CHECK(w.read_value().to_vector<double>() == serial.read_value().to_vector<double>());
+    CHECK(opt.get_slot(w, "m")->read_value().to_vector<double>() ==
+          reference.get_slot(serial, "m")->read_value().to_vector<double>());
+}
+
+TEST_CASE("a Keras optimizer shared by threads counts every step in its iteration variable",
+          "[concurrency][optimizer]") {
+    tf::Variable w(tf::constant({1.0}), {.name = "shared_keras_w"});
+    tf::keras::optimizers::Adam opt({.learning_rate = 1e-3, .use_ema = true});
+    apply_in_threads(opt, w, 0.5);
+    CHECK(opt.iterations() == kTotal);
+    // "average": the EMA of the weights (use_ema), created once too.
+    CHECK(opt.get_slot_names() == std::vector<std::string>{"average", "momentum", "velocity"});
+    CHECK(opt.variables().size() == 4);  // the three slots and the iteration counter
+}
+
+TEST_CASE("the global step and an ExponentialMovingAverage shared by threads",
+          "[concurrency][optimizer]") {
+    // Every thread asks for the global step at once: they get the one variable.
+    std::vector<int64_t> ids(kThreads);
+    in_threads(kThreads, [&](int t) { ids[t] = tf::train::get_or_create_global_step().id(); });
+    CHECK(std::set<int64_t>(ids.begin(), ids.end()).size() == 1);
+    const tf::Variable step = tf::train::get_or_create_global_step();
+    const int64_t start = step.read_value().item<int64_t>();
+
+    tf::Variable w(tf::constant({1.0}), {.name = "shared_ema_w"});
+    tf::train::GradientDescentOptimizer opt(1e-3);
+    tf::train::ExponentialMovingAverage ema(0.99, {.num_updates = step});
+    in_threads(kThreads, [&](int) {
+        const tf::Tensor grad = tf::constant({1.0});
+        for (int i = 0; i < kSteps; ++i) {
+            opt.apply_gradients({{grad, w}}, step);
+            ema.apply({w});  // the first calls race to create the shadow
+        }
+    });
+    CHECK(step.read_value().item<int64_t>() == start + kTotal);
+    CHECK(opt.iterations() == kTotal);
+    REQUIRE(ema.average(w));
+    CHECK(ema.average(w)->name() == "shared_ema_w/ExponentialMovingAverage");
+    int shadows = 0;
+    for (const tf::Variable& v : tf::global_variables())
+        shadows += v.name().rfind("shared_ema_w/", 0) == 0 ? 1 : 0;
+    CHECK(shadows == 1);
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,6 +52,9 @@ public:
 private:
     double decay_;
     EmaOptions options_;
+    // Held by apply (shadow creation and updates) and by the readers of shadows_: an average
+    // shared by threads creates each shadow once and applies one update at a time.
+    mutable std::mutex mutex_;
     std::map<int64_t, Variable> shadows_;  // by variable id
 };
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -137,6 +138,10 @@ private:
 
     std::string name_;
     LearningRate learning_rate_;
+    // Held for a whole apply (bookkeeping, slot creation and updates) and by every reader of the
+    // state below: an optimizer shared by threads applies one step at a time. Recursive: the
+    // hooks run under it and read iterations() and the slots.
+    mutable std::recursive_mutex mutex_;
     std::map<std::pair<int64_t, std::string>, Variable> slots_;
     std::map<std::string, Variable, std::less<>> non_slots_;
     int64_t iterations_ = 0;
