@@ -56,7 +56,7 @@ void sparse_kernel(const KernelContext& ctx) {
 
 void register_training_cuda(KernelRegistry& r) {
     const DTypeSet kTypes{DType::float32, DType::float64};  // the CPU kernels' dtypes
-#define TFL_UPDATE(op, functor, form) r.add(Op::op, DeviceType::cuda, form##_kernel, kTypes);
+#define TFL_UPDATE(op, functor, form, attrs) r.add(Op::op, DeviceType::cuda, form##_kernel, kTypes);
 #include "kernels/shared/optimizer_ops.def"
 #undef TFL_UPDATE
 }

@@ -127,7 +127,7 @@ cudaError_t run_sparse(Elem elem,
 #define TFL_UPDATE_dense(op, F) \
     case Op::op:                \
         return run_dense<opt::F>(elem, h, var, slots, grad, n, stream);
-#define TFL_UPDATE(op, F, form) TFL_UPDATE_##form(op, F)
+#define TFL_UPDATE(op, F, form, attrs) TFL_UPDATE_##form(op, F)
 
 cudaError_t optimizer_update(Op op,
                              Elem elem,

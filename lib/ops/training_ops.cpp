@@ -22,10 +22,56 @@ namespace {
 // One row per row of the update table (lib/kernels/shared/optimizer_ops.def): the training ops
 // update in place and have no gradient.
 const OpDef kTrainingOps[] = {
-#define TFL_UPDATE(op, functor, form) {Op::op, Save::nothing, nullptr},
+#define TFL_UPDATE(op, functor, form, attrs) {Op::op, Save::nothing, nullptr},
 #include "kernels/shared/optimizer_ops.def"
 #undef TFL_UPDATE
 };
+
+// The attrs each training op takes, from the same table (space separated).
+std::string_view attr_names(Op op) {
+    switch (op) {
+#define TFL_UPDATE(op, functor, form, attrs) \
+    case Op::op:                             \
+        return attrs;
+#include "kernels/shared/optimizer_ops.def"
+#undef TFL_UPDATE
+        default:
+            return {};
+    }
+}
+
+bool names_attr(std::string_view names, std::string_view name) {
+    while (!names.empty()) {
+        const std::size_t space = names.find(' ');
+        if (names.substr(0, space) == name) return true;
+        if (space == std::string_view::npos) break;
+        names.remove_prefix(space + 1);
+    }
+    return false;
+}
+
+// The kernels read the attrs into a plain struct in which an attr nobody set reads 0, so every call
+// must set exactly its op's attrs: a missing or misspelled key is a tapeflow bug, raised here.
+void check_attrs(Op op, const Attrs& attrs) {
+    const std::string_view names = attr_names(op);
+    for (const auto& [name, value] : attrs.items()) {
+        if (!names_attr(names, name)) {
+            op_fail<errors::InternalError>(
+                op, "unknown attr '{}' (the op takes: {}); this is a tapeflow bug", name, names);
+        }
+    }
+    std::string_view rest = names;
+    while (!rest.empty()) {
+        const std::size_t space = rest.find(' ');
+        const std::string_view name = rest.substr(0, space);
+        if (!attrs.has(name)) {
+            op_fail<errors::InternalError>(
+                op, "attr '{}' is not set (the op takes: {}); this is a tapeflow bug", name, names);
+        }
+        if (space == std::string_view::npos) break;
+        rest.remove_prefix(space + 1);
+    }
+}
 
 void check_dtype(Op op, const Variable& var, DType dtype) {
     if (dtype != var.dtype()) {
@@ -53,6 +99,7 @@ void run(Op op,
     constexpr std::size_t kMaxSlots = 4;
     if (slots.size() > kMaxSlots)
         op_fail<errors::InternalError>(op, "too many slots; this is a tapeflow bug");
+    check_attrs(op, attrs);
     const VariableUpdate var_guard(var);
     std::optional<VariableUpdate> slot_guards[kMaxSlots];  // in place: no allocation per update
     std::vector<Tensor> inputs;
@@ -70,6 +117,12 @@ void run(Op op,
 std::span<const OpDef> training_op_defs() {
     return kTrainingOps;
 }
+
+namespace training {
+std::string_view op_attrs(Op op) {
+    return attr_names(op);
+}
+}  // namespace training
 
 namespace training {
 

@@ -3,6 +3,7 @@
 // lib/keras; the kernels live in lib/kernels/cpu/optimizer_cpu.cpp and cuda/optimizer_kernels.cu.
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include <tapeflow/autograd/variable.hpp>
@@ -11,6 +12,10 @@
 #include "ops/op.hpp"
 
 namespace tapeflow::training {
+
+/// The attrs a training op takes, space separated ("lr momentum use_nesterov"): its row of
+/// kernels/shared/optimizer_ops.def. A call must set exactly these (InternalError otherwise).
+std::string_view op_attrs(Op op);
 
 /// Runs a dense training op: `var` and `slots` (in the op's input order) updated in place with
 /// `grad`, which must have the variable's shape and dtype (InvalidArgumentError otherwise).

@@ -168,8 +168,26 @@ void add_training_cases(std::vector<Case>& c) {
             .set("use_nesterov", false)
             .set("epsilon_inside_sqrt", false);
     };
+    // The values above, cut to the attrs `op` takes (its row of the update table): a call must set
+    // exactly those.
+    auto only = [](Op op, const tf::Attrs& all) {
+        tf::Attrs taken;
+        for (const auto& [name, value] : all.items()) {
+            const std::string_view names = tf::training::op_attrs(op);
+            for (std::size_t at = names.find(name); at != std::string_view::npos;
+                 at = names.find(name, at + 1)) {
+                const std::size_t end = at + name.size();
+                if ((at == 0 || names[at - 1] == ' ') &&
+                    (end == names.size() || names[end] == ' ')) {
+                    taken.set(name, value);
+                    break;
+                }
+            }
+        }
+        return taken;
+    };
     const Kind kPos = Kind::positive, kNorm = Kind::normal, kUnit = Kind::unit;
-    const std::vector<Train> trains{
+    std::vector<Train> trains{
         {"gradient_descent",
          Op::apply_gradient_descent,
          Op::sparse_apply_gradient_descent,
@@ -233,6 +251,8 @@ void add_training_cases(std::vector<Case>& c) {
         {"keras_rms_prop", Op::apply_keras_rms_prop, {}, {kPos}, base()},
         {"keras_centered_rms_prop", Op::apply_keras_centered_rms_prop, {}, {kPos, kUnit}, base()},
     };
+    for (Train& t : trains)
+        t.attrs = only(t.dense, t.attrs);
     // Variables from x[0] (var) and x[1..n] (slots), updated by `update`, read back.
     auto run = [](const V& x, std::size_t n, auto update) {
         tf::Variable var(x[0]);

@@ -20,6 +20,7 @@
 #include "ops/op.hpp"
 #include "ops/op_cases.hpp"
 #include "ops/op_def.hpp"
+#include "ops/training_ops.hpp"
 
 namespace tf = tapeflow;
 using tf::Op;
@@ -170,5 +171,52 @@ TEST_CASE("cuda/ includes no CPU kernel header", "[registry][layers]") {
                 FAIL_CHECK(file.path().filename().string() << ":" << n << ": " << line);
             }
         }
+    }
+}
+
+TEST_CASE("a training op call sets exactly its table row's attrs", "[registry][training]") {
+    // The kernels read attrs into a struct where an unset one is 0: a misspelled key must raise.
+    tf::Variable var(tf::ones({3}));
+    tf::Variable slot(tf::zeros({3}));
+    const tf::Tensor grad = tf::ones({3});
+    REQUIRE(tf::training::op_attrs(Op::apply_momentum) == "lr momentum use_nesterov");
+    auto call = [&](const tf::Attrs& attrs) {
+        tf::training::apply_dense(Op::apply_momentum, var, {slot}, grad, attrs);
+    };
+    const tf::Attrs misspelled =
+        tf::Attrs().set("learning_rate", 0.1).set("momentum", 0.9).set("use_nesterov", false);
+    CHECK_THROWS_AS(call(misspelled), tf::errors::InternalError);
+    CHECK_THROWS_WITH(call(misspelled),
+                      Catch::Matchers::Contains("unknown attr 'learning_rate'") &&
+                          Catch::Matchers::Contains("ApplyMomentum"));
+    const tf::Attrs missing = tf::Attrs().set("lr", 0.1).set("use_nesterov", false);
+    CHECK_THROWS_AS(call(missing), tf::errors::InternalError);
+    CHECK_THROWS_WITH(call(missing), Catch::Matchers::Contains("attr 'momentum' is not set"));
+    CHECK(var.value().to_vector<float>() == std::vector<float>{1, 1, 1});  // nothing ran
+    call(tf::Attrs().set("lr", 0.5).set("momentum", 0.9).set("use_nesterov", false));
+    CHECK(var.value().to_vector<float>() == std::vector<float>{0.5f, 0.5f, 0.5f});
+    // Every row names only attrs the kernels' reader knows (kernels/shared/optimizer_attrs.hpp).
+    const std::set<std::string> known{"alpha",
+                                      "lr",
+                                      "l1",
+                                      "l2",
+                                      "momentum",
+                                      "rho",
+                                      "epsilon",
+                                      "beta1",
+                                      "beta2",
+                                      "beta1_power",
+                                      "beta2_power",
+                                      "u_t",
+                                      "u_t1",
+                                      "u_product",
+                                      "l2_shrinkage",
+                                      "lr_power",
+                                      "use_nesterov",
+                                      "epsilon_inside_sqrt"};
+    for (int i = 0; i < tf::kNumOps; ++i) {
+        std::istringstream words{std::string(tf::training::op_attrs(static_cast<Op>(i)))};
+        for (std::string w; words >> w;)
+            CHECK(known.count(w) == 1);
     }
 }

@@ -134,7 +134,7 @@ void sparse_kernel(const KernelContext& ctx) {
 
 void register_training_cpu(KernelRegistry& r) {
     const DTypeSet kTypes{DType::float32, DType::float64};
-#define TFL_UPDATE(op, functor, form) \
+#define TFL_UPDATE(op, functor, form, attrs) \
     r.add(Op::op, DeviceType::cpu, form##_kernel<opt::functor>, kTypes);
 #include "kernels/shared/optimizer_ops.def"
 #undef TFL_UPDATE
