@@ -6,12 +6,15 @@
 #include <optional>
 
 #include <tapeflow/core/tensor.hpp>
-#include <tapeflow/distribute.hpp>
 
 #include "core/backend.hpp"
 #include "ops/dispatch.hpp"
 
 namespace tapeflow {
+
+namespace distribute {
+enum class ReduceOp;  // <tapeflow/distribute.hpp>: the one name this table needs from it
+}
 
 struct CudaPlugin {
     const char* version;  // TAPEFLOW_VERSION_STRING of its build: must be libtapeflow's
