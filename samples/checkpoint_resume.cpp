@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
     // [saver] A Saver on its own: explicit variables, a step suffix, max_to_keep.
     tf::Variable v(tf::constant({1.f, 2.f, 3.f}), {.name = "v"});
     tf::train::Saver saver(std::vector<tf::Variable>{v}, tf::train::SaverOptions{.max_to_keep = 2});
-    const std::string prefix = saver.save(dir + "/saver/v", 7);  // writes ".../v-7.safetensors"
+    const std::string prefix = saver.save(dir + "/saver/v", 7);  // ".../v-7.index", ".data-..."
     v.assign(tf::zeros({3}));
     saver.restore(prefix);  // v is {1, 2, 3} again
     // [saver]

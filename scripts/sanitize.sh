@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The sanitizer runs (scripts/test.sh --sanitize runs this): the whole test suite under
 # AddressSanitizer + UndefinedBehaviorSanitizer, and the threaded suites (concurrency, data,
-# summary) under ThreadSanitizer. CPU only and lean: no CUDA, MPI, benchmarks or samples, -O1 with
+# summary, the kernels' thread pool) under ThreadSanitizer. CPU only and lean: no CUDA, MPI, benchmarks or samples, -O1 with
 # line tables. Any sanitizer report fails the run. Ends with "N passed, M failed, K skipped".
 # UBSan here is the arithmetic part (overflow, shifts, division, float-to-int casts, bounds,
 # bool/enum values, unreachable/return): all of -fsanitize=undefined made each file compile 3.4x
@@ -69,14 +69,15 @@ if [[ $what == tsan || $what == all ]]; then
 fi
 if [[ $configure_only != 1 && ($what == tsan || $what == all) ]]; then
     # Only the threaded suites' executables (and the library): TSan costs 5-15x at run time.
-    timed ninja -C "$tsan" -j"$jobs" tests/test_concurrency tests/test_data tests/test_summary
-    # One OpenMP and one OpenBLAS thread: libgomp and OpenBLAS are not instrumented, so their
-    # barriers look like races to TSan. tapeflow's own threads (std::thread: tf::data stages, the
-    # event writer, the saver, the tests' threads) are not affected by either setting.
-    timed env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 OMP_NUM_THREADS=1 \
+    timed ninja -C "$tsan" -j"$jobs" tests/test_concurrency tests/test_data tests/test_summary \
+        tests/test_core
+    # One OpenBLAS thread: OpenBLAS is not instrumented, so its barriers look like races to TSan
+    # (tapeflow runs it on the calling thread anyway). The kernels' threads are tapeflow's own pool
+    # (std::thread and atomics, instrumented): 4 of them, so TSan sees the pool's hand-offs.
+    timed env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 OMP_NUM_THREADS=4 \
         OPENBLAS_NUM_THREADS=1 \
         meson test -C "$tsan" --no-rebuild --print-errorlogs --num-processes "$jobs" \
-        --timeout-multiplier 3 concurrency data summary || status=1
+        --timeout-multiplier 3 concurrency data summary thread-pool || status=1
     python3 scripts/test_summary.py "$tsan/meson-logs/testlog.json" || status=1
 fi
 exit $status

@@ -38,6 +38,9 @@ struct VariableState : std::enable_shared_from_this<VariableState> {
     DType dtype = DType::float32;
     Device device;
     std::mutex mutex;  // serializes updates of one variable
+    // The key TF1's Saver would save it under when that is not its name (an optimizer slot
+    // "w/Adam_1"): set at creation inside a CheckpointKeyScope, unique among live variables.
+    std::string checkpoint_key;
     ~VariableState();
 };
 
@@ -123,6 +126,7 @@ struct Registry {
     // Its own lock: a VariableState's destructor takes it, and may run while `mutex` is held.
     std::mutex names_mutex;
     NameTable names;
+    std::unordered_map<std::string, VariableState*> checkpoint_keys;  // under names_mutex
 };
 
 Registry& registry() {
@@ -141,7 +145,8 @@ void for_each_live(Registry& r, F&& f) {
     }
 }
 
-thread_local std::string tls_scope;   // "a/b/"
+thread_local std::string tls_scope;                            // "a/b/"
+thread_local const std::string* tls_checkpoint_key = nullptr;  // detail::CheckpointKeyScope
 thread_local bool tls_reuse = false;  // inside a variable_scope(reuse = true)
 
 [[noreturn]] void bad_update(const VariableState& s, std::string_view what, const Tensor& value) {
@@ -245,6 +250,23 @@ void notify_variable_observers(Variable& created) {
         fn(created);
 }
 
+CheckpointKeyScope::CheckpointKeyScope(const std::string& key) : previous_(tls_checkpoint_key) {
+    tls_checkpoint_key = &key;
+}
+
+CheckpointKeyScope::~CheckpointKeyScope() {
+    tls_checkpoint_key = previous_;
+}
+
+bool checkpoint_key_scope_active() {
+    return tls_checkpoint_key != nullptr;
+}
+
+const std::string& checkpoint_key(const Variable& var) {
+    const VariableState& s = *var.state();
+    return s.checkpoint_key.empty() ? s.name : s.checkpoint_key;
+}
+
 void replace_variable_value(Variable& var, Tensor value) {
     VariableState& s = *var.state();
     if (!value.defined() || value.shape() != s.shape || value.dtype() != s.dtype ||
@@ -279,6 +301,14 @@ Variable::Variable(const Tensor& initial_value, VariableOptions options) {
             const std::lock_guard names_lock(r.names_mutex);
             std::tie(s->name, s->suffix) = r.names.claim(s->base, s.get());
             live_names = r.names.size();
+            if (tls_checkpoint_key != nullptr) {  // the key, or key_1, key_2, ... if it is held
+                for (int64_t k = 0; s->checkpoint_key.empty(); ++k) {
+                    std::string key =
+                        k == 0 ? *tls_checkpoint_key : fmt::format("{}_{}", *tls_checkpoint_key, k);
+                    if (r.checkpoint_keys.try_emplace(key, s.get()).second)
+                        s->checkpoint_key = std::move(key);
+                }
+            }
         }
         // Prune dead entries once they are half the list: amortized O(1) per variable.
         if (r.live.size() >= 2 * live_names + 16) {
@@ -294,6 +324,10 @@ VariableState::~VariableState() {
     Registry& r = registry();
     const std::lock_guard lock(r.names_mutex);
     r.names.release(*this);
+    if (!checkpoint_key.empty()) {
+        const auto it = r.checkpoint_keys.find(checkpoint_key);
+        if (it != r.checkpoint_keys.end() && it->second == this) r.checkpoint_keys.erase(it);
+    }
 }
 
 VariableState& Variable::checked() const {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -15,6 +16,7 @@
 #include <tapeflow/train/training_util.hpp>
 
 #include "autograd/tape.hpp"
+#include "autograd/variable_observers.hpp"
 
 namespace tapeflow::train {
 namespace {
@@ -312,6 +314,20 @@ Variable Optimizer::slot(const Variable& var, std::string_view slot_name, double
         init = fill(var.shape(), initial, var.dtype());
     }
     const NameScope scope(fmt::format("{}/{}/", var.name(), name_));  // absolute: ends with '/'
+    // TF1's key (the Saver's TensorFlow format): "<var>/<optimizer>" for the first slot of var,
+    // then "<var>/<optimizer>_1", ... in creation order, as TF1's slot_creator names them.
+    std::string key;
+    std::optional<detail::CheckpointKeyScope> key_scope;
+    if (!keras_style() && !detail::checkpoint_key_scope_active()) {
+        key = fmt::format("{}/{}", var.name(), name_);
+        int64_t taken = 0;
+        for (const auto& [owner, other] : slots_) {
+            const std::string& k = detail::checkpoint_key(other);
+            if (owner.first == var.id() && (k == key || k.starts_with(key + "_"))) ++taken;
+        }
+        if (taken > 0) key += fmt::format("_{}", taken);
+        key_scope.emplace(key);
+    }
     Variable s(init, {.name = std::string(slot_name), .trainable = false});
     slots_.emplace(std::make_pair(var.id(), std::string(slot_name)), s);
     return s;
@@ -321,6 +337,10 @@ Variable Optimizer::non_slot(std::string_view name, double initial, DType dtype)
     const std::lock_guard lock(mutex_);
     if (auto it = non_slots_.find(name); it != non_slots_.end()) return it->second;
     const NameScope scope(name_ + "/");
+    // TF1's key: the state's own name ("beta1_power"; "beta1_power_1" for a second optimizer).
+    const std::string key(name);
+    std::optional<detail::CheckpointKeyScope> key_scope;
+    if (!keras_style()) key_scope.emplace(key);
     Variable v(constant(initial, dtype), {.name = std::string(name), .trainable = false});
     non_slots_.emplace(std::string(name), v);
     return v;

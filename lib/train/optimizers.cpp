@@ -8,6 +8,7 @@
 #include <tapeflow/ops/math.hpp>
 #include <tapeflow/train/optimizers.hpp>
 
+#include "autograd/variable_observers.hpp"
 #include "ops/training_ops.hpp"
 
 namespace tapeflow::train {
@@ -208,8 +209,16 @@ FtrlOptimizer::FtrlOptimizer(LearningRate learning_rate, FtrlOptimizerOptions op
 }
 
 void FtrlOptimizer::create_slots(const Variable& var) {
-    slot(var, accum_name_, options_.initial_accumulator_value);
-    slot(var, linear_name_);
+    // TF1 names a slot "<var>/<accum_name>" when one is given, else "<var>/<optimizer name>".
+    auto named_slot =
+        [&](const std::optional<std::string>& given, const std::string& slot_name, double initial) {
+            if (!given || find_slot(var, slot_name)) return slot(var, slot_name, initial);
+            const std::string key = var.name() + "/" + *given;
+            const detail::CheckpointKeyScope scope(key);
+            return slot(var, slot_name, initial);
+        };
+    named_slot(options_.accum_name, accum_name_, options_.initial_accumulator_value);
+    named_slot(options_.linear_name, linear_name_, 0.0);
 }
 
 namespace {

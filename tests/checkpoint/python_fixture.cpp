@@ -26,7 +26,9 @@ int main(int argc, char** argv) {
                           {"shape", value.shape().dims()},
                           {"values", value.cast(tf::float64).to_vector<double>()}};
     }
-    const std::string prefix = tf::train::Saver(named).save(dir + "/model.ckpt", 1234);
+    const std::string prefix =
+        tf::train::Saver(named, {.format = tf::train::CheckpointFormat::safetensors})
+            .save(dir + "/model.ckpt", 1234);
     std::ofstream(dir + "/expected.json") << nlohmann::json{
         {"file", prefix + ".safetensors"},
         {"global_step", 1234},

@@ -35,7 +35,9 @@ const Reference& reference() {
         std::map<std::string, tf::Variable> named;
         for (const auto& [name, value] : ref.values)
             named.emplace(name, tf::Variable(value, {.name = "cr_" + name}));
-        const std::string prefix = t::Saver(named).save(ref.dir + "/ref", 5);
+        const std::string prefix =
+            t::Saver(named, t::SaverOptions{.format = t::CheckpointFormat::safetensors})
+                .save(ref.dir + "/ref", 5);
         ref.file = prefix + ".safetensors";
         ref.bytes = ckpt_test::read_bytes(ref.file);
         return ref;

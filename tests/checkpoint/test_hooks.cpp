@@ -108,13 +108,13 @@ TEST_CASE("periodic checkpoints by steps, loss summaries and global_step/sec in 
     }
     std::vector<std::string> files;
     for (const auto& e : fs::directory_iterator(dir)) {
-        if (e.path().extension() == ".safetensors") files.push_back(e.path().filename().string());
+        if (e.path().extension() == ".index") files.push_back(e.path().filename().string());
     }
-    std::sort(files.begin(), files.end());
-    CHECK(files == std::vector<std::string>{"model.ckpt-0.safetensors",
-                                            "model.ckpt-10.safetensors",
-                                            "model.ckpt-4.safetensors",
-                                            "model.ckpt-8.safetensors"});
+    std::sort(files.begin(), files.end());  // TensorFlow's format, the Saver's default
+    CHECK(files == std::vector<std::string>{"model.ckpt-0.index",
+                                            "model.ckpt-10.index",
+                                            "model.ckpt-4.index",
+                                            "model.ckpt-8.index"});
     const auto events = events_in(dir);
     // TF1's labels: the global step after the run, the first run and every 3 steps after it
     CHECK(steps_of(events, "loss") == std::vector<int64_t>{1, 4, 7, 10});

@@ -1,6 +1,7 @@
 // Saver and the checkpoint helpers: every dtype round trips bitwise; file names, the "checkpoint"
 // state file, max_to_keep, latest_checkpoint; restore's checks (names, shapes, dtypes) with the
 // offending name, all-or-nothing; deferred restore of variables created after restore().
+#include <cmath>
 #include <filesystem>
 #include <random>
 
@@ -8,6 +9,7 @@
 
 #include "checkpoint/checkpoint_test_util.hpp"
 #include "io/crc32c.hpp"
+#include "train/checkpoint/tensor_bundle.hpp"
 
 namespace tf = tapeflow;
 namespace t = tapeflow::train;
@@ -16,15 +18,20 @@ using Catch::Contains;
 using ckpt_test::bitwise_equal;
 
 TEST_CASE("every dtype round trips bitwise; list_variables and load_variable", "[checkpoint]") {
-    const std::string dir = ckpt_test::fresh_dir("dtypes");
+    const auto format = GENERATE(t::CheckpointFormat::tensorflow, t::CheckpointFormat::safetensors);
+    const bool tf_format = format == t::CheckpointFormat::tensorflow;
+    INFO((tf_format ? "TensorFlow's format" : "safetensors"));
+    const std::string dir = ckpt_test::fresh_dir(tf_format ? "dtypes_tf" : "dtypes");
     const auto tensors = ckpt_test::tensors_of_every_dtype();
     std::map<std::string, tf::Variable> named;
     for (const auto& [name, value] : tensors)
         named.emplace(name, tf::Variable(value, {.name = "rt_" + name}));
-    t::Saver saver(named);
+    t::Saver saver(named, t::SaverOptions{.format = format});
     const std::string prefix = saver.save(dir + "/all", 7);
     CHECK(prefix == dir + "/all-7");
-    CHECK(fs::exists(prefix + ".safetensors"));
+    const std::string file = prefix + (tf_format ? ".index" : ".safetensors");
+    CHECK(fs::exists(file));
+    CHECK(fs::exists(prefix + ".data-00000-of-00001") == tf_format);
 
     const auto listed = t::list_variables(prefix);
     REQUIRE(listed.size() == tensors.size());
@@ -34,11 +41,11 @@ TEST_CASE("every dtype round trips bitwise; list_variables and load_variable", "
         CHECK(listed.at(name).first == value.shape());
         CHECK(listed.at(name).second == value.dtype());
         CHECK(bitwise_equal(t::load_variable(prefix, name), value));
-        CHECK(bitwise_equal(t::load_variable(prefix + ".safetensors", name),
-                            value));                               // the file name works too
-        CHECK(bitwise_equal(t::load_variable(dir, name), value));  // and the directory
+        CHECK(bitwise_equal(t::load_variable(file, name), value));  // the file name works too
+        CHECK(bitwise_equal(t::load_variable(dir, name), value));   // and the directory
     }
-    CHECK(t::checkpoint_global_step(prefix) == 7);
+    // TensorFlow's format keeps the step only as a "global_step" variable (none saved here).
+    CHECK(t::checkpoint_global_step(prefix) == (tf_format ? std::nullopt : std::optional(7)));
 
     for (auto& [name, var] : named)
         var.assign(tf::zeros_like(var.value()));
@@ -53,7 +60,9 @@ TEST_CASE("the header: format, global step, a CRC per tensor, 8-byte aligned dat
           "[checkpoint]") {
     const std::string dir = ckpt_test::fresh_dir("header");
     tf::Variable w(tf::constant({1.f, 2.f}), {.name = "hdr_w"});
-    const std::string prefix = t::Saver(std::vector<tf::Variable>{w}).save(dir + "/m", 42);
+    const std::string prefix = t::Saver(std::vector<tf::Variable>{w},
+                                        t::SaverOptions{.format = t::CheckpointFormat::safetensors})
+                                   .save(dir + "/m", 42);
     const std::string bytes = ckpt_test::read_bytes(prefix + ".safetensors");
     uint64_t n = 0;
     std::memcpy(&n, bytes.data(), 8);
@@ -79,16 +88,18 @@ TEST_CASE("save: step suffix, the TF state file, max_to_keep, latest_checkpoint"
         saver.save(dir + "/model.ckpt", step);
     CHECK(saver.last_checkpoints() ==
           std::vector<std::string>{dir + "/model.ckpt-20", dir + "/model.ckpt-30"});
-    CHECK_FALSE(fs::exists(dir + "/model.ckpt-10.safetensors"));
-    CHECK(fs::exists(dir + "/model.ckpt-20.safetensors"));
+    CHECK_FALSE(fs::exists(dir + "/model.ckpt-10.index"));  // TensorFlow's format by default
+    CHECK_FALSE(fs::exists(dir + "/model.ckpt-10.data-00000-of-00001"));
+    CHECK(fs::exists(dir + "/model.ckpt-20.index"));
+    CHECK(fs::exists(dir + "/model.ckpt-20.data-00000-of-00001"));
     CHECK(t::latest_checkpoint(dir) == dir + "/model.ckpt-30");
     CHECK(ckpt_test::read_bytes(dir + "/checkpoint") ==
           "model_checkpoint_path: \"model.ckpt-30\"\n"
           "all_model_checkpoint_paths: \"model.ckpt-20\"\n"
           "all_model_checkpoint_paths: \"model.ckpt-30\"\n");
-    // Without a step: "<path>.safetensors", and the prefix is the path.
+    // Without a step: "<path>.index", and the prefix is the path.
     CHECK(saver.save(dir + "/plain") == dir + "/plain");
-    CHECK(fs::exists(dir + "/plain.safetensors"));
+    CHECK(fs::exists(dir + "/plain.index"));
     CHECK(t::latest_checkpoint(dir) == dir + "/plain");
     // No temporary files are left behind.
     for (const auto& e : fs::directory_iterator(dir))
@@ -113,7 +124,7 @@ TEST_CASE("async save: a snapshot at the call, durable after wait(), in order, s
     saver.wait();
     CHECK(saver.last_checkpoints() == std::vector<std::string>{dir + "/model-4", dir + "/model-5"});
     CHECK(t::latest_checkpoint(dir) == dir + "/model-5");
-    CHECK_FALSE(fs::exists(dir + "/model-3.safetensors"));
+    CHECK_FALSE(fs::exists(dir + "/model-3.index"));
     // model-5 holds the value at the save() call (40), not the later assign (50).
     CHECK(t::load_variable(dir + "/model-5", "async_w").to_vector<float>() ==
           std::vector<float>{40.f, 0.f, 0.f});
@@ -137,7 +148,7 @@ TEST_CASE("async save: a failed background write is raised by wait() and not kep
     saver.save(dir + "/good", 1);
     saver.wait();
     // A directory where the checkpoint file should go makes the background rename fail.
-    fs::create_directories(dir + "/bad-2.safetensors/blocker");
+    fs::create_directories(dir + "/bad-2.index/blocker");
     saver.save(dir + "/bad", 2);
     CHECK_THROWS_AS(saver.wait(), tf::errors::OpError);
     CHECK(saver.last_checkpoints() == std::vector<std::string>{dir + "/good-1"});
@@ -186,7 +197,9 @@ TEST_CASE(
     // Savers reject duplicate names and '__metadata__'.
     CHECK_THROWS_AS(t::Saver(std::vector<tf::Variable>{a, a}), tf::errors::InvalidArgumentError);
     std::map<std::string, tf::Variable> reserved{{"__metadata__", a}};
-    CHECK_THROWS_AS(t::Saver(reserved).save(dir + "/r"), tf::errors::InvalidArgumentError);
+    CHECK_THROWS_AS(t::Saver(reserved, t::SaverOptions{.format = t::CheckpointFormat::safetensors})
+                        .save(dir + "/r"),
+                    tf::errors::InvalidArgumentError);
 
     t::Saver(std::vector<tf::Variable>{a, b}).restore(prefix);
     CHECK(a.value().to_vector<float>() == std::vector<float>{1.f, 2.f});
@@ -218,6 +231,63 @@ TEST_CASE("the default Saver restores slots created after restore() (deferred re
     // The first update creates the slots and the iteration counter: they take the saved values.
     opt.minimize([&] { return tf::reduce_sum(w.value() * w.value()); }, {w});
     CHECK(opt.iterations() == iterations + 1);
+}
+
+TEST_CASE("TensorFlow's format: tf::train optimizers' slots and state under TF1's keys",
+          "[checkpoint][tf1]") {
+    const std::string dir = ckpt_test::fresh_dir("tf1_keys");
+    // A checkpoint laid out as TF1's tf.train.AdamOptimizer writes it (adam.py: slots "m", "v" of
+    // slot_creator are "<var>/Adam" and "<var>/Adam_1"; beta1_power and beta2_power are non-slot
+    // variables of that name), after two steps; written with the bundle writer, not the Saver.
+    const double b1 = 0.9, b2 = 0.999, lr = 0.1, eps = 1e-8;
+    {
+        tf::train::ckpt::bundle::BundleWriter writer(dir + "/tf1-2");
+        writer.add("tf1_w", tf::constant({1.f, -2.f}));
+        writer.add("tf1_w/Adam", tf::constant({0.1f, 0.2f}));
+        writer.add("tf1_w/Adam_1", tf::constant({0.01f, 0.04f}));
+        writer.add("beta1_power", tf::constant(static_cast<float>(b1 * b1)));
+        writer.add("beta2_power", tf::constant(static_cast<float>(b2 * b2)));
+        writer.add("global_step", tf::constant(int64_t{2}));
+        writer.finish();
+    }
+    CHECK(t::checkpoint_global_step(dir + "/tf1-2") == 2);
+    {
+        tf::Variable w(tf::zeros({2}), {.name = "tf1_w"});
+        tf::Variable step = t::get_or_create_global_step();
+        t::AdamOptimizer opt(lr);
+        t::Saver saver;
+        saver.restore(dir + "/tf1-2");  // the slots and beta powers are restored when created
+        CHECK(w.value().to_vector<float>() == std::vector<float>{1.f, -2.f});
+        opt.minimize([&] { return tf::reduce_sum(w.value() * w.value()); }, {w}, step);
+        CHECK(opt.get_slot(w, "m")->value().to_vector<float>()[0] ==
+              Approx(b1 * 0.1 + (1 - b1) * 2.0).epsilon(1e-6));
+        // TF1's step 3: lr_t = lr sqrt(1 - beta2^2) / (1 - beta1^2) with the restored powers.
+        std::vector<double> expected;
+        const double m0[2] = {0.1, 0.2}, v0[2] = {0.01, 0.04}, w0[2] = {1, -2};
+        for (int i = 0; i < 2; ++i) {
+            const double g = 2 * w0[i];
+            const double m = b1 * m0[i] + (1 - b1) * g, v = b2 * v0[i] + (1 - b2) * g * g;
+            const double lr_t = lr * std::sqrt(1 - b2 * b2) / (1 - b1 * b1);
+            expected.push_back(w0[i] - lr_t * m / (std::sqrt(v) + eps));
+        }
+        const auto got = w.value().to_vector<float>();
+        CHECK(got[0] == Approx(expected[0]).epsilon(1e-5));
+        CHECK(got[1] == Approx(expected[1]).epsilon(1e-5));
+        CHECK(t::global_step(step) == 3);
+        // Saved again: TF1's keys, as a TF1 program would read them back.
+        const std::string prefix = saver.save(dir + "/tf1", 3);
+        const auto listed = t::list_variables(prefix);
+        for (const char* key :
+             {"tf1_w", "tf1_w/Adam", "tf1_w/Adam_1", "beta1_power", "beta2_power", "global_step"})
+            CHECK(listed.count(key) == 1);
+        CHECK(t::load_variable(prefix, "beta1_power").item<float>() ==
+              Approx(b1 * b1 * b1).epsilon(1e-6));
+        // The safetensors format keeps tapeflow's names.
+        const std::string st =
+            t::Saver(t::SaverOptions{.format = t::CheckpointFormat::safetensors}).save(dir + "/st");
+        CHECK(t::list_variables(st).count("tf1_w/Adam/m") == 1);
+        CHECK(t::list_variables(st).count("Adam/beta1_power") == 1);
+    }
 }
 
 TEST_CASE(

@@ -5,7 +5,8 @@
 // CPU only if every thread count makes the same calls. This executable defines cblas_sgemm and
 // cblas_dgemm itself: the library's objects (linked statically here) call these, which record
 // each call's geometry and forward it to OpenBLAS. That checks the calls on any CPU, whichever
-// kernel OpenBLAS picked on the machine that runs the suite.
+// kernel OpenBLAS picked on the machine that runs the suite. The last case checks gemm_slices'
+// rules themselves (lib/kernels/cpu/blas.hpp).
 #include <algorithm>
 #include <cstdlib>
 #include <mutex>
@@ -19,6 +20,7 @@
 
 #include <tapeflow/tapeflow.hpp>
 
+#include "kernels/cpu/blas.hpp"
 #include "support/gradcheck.hpp"
 
 namespace tf = tapeflow;
@@ -171,6 +173,41 @@ TEST_CASE("conv2d and its gradients make the same OpenBLAS calls on 1, 2 and 4 t
             CHECK(!one.empty());
             CHECK(calls_of(2, run) == one);
             CHECK(calls_of(4, run) == one);
+        }
+    }
+}
+
+TEST_CASE("gemm_slices cuts by the shape alone, by its documented rules", "[gemm_calls]") {
+    using tf::cpu::gemm_slices;
+    using tf::cpu::kThreadedGemmMnk;
+    // Known cuts (tests/ops/test_linalg.cpp's sliced cases rely on them).
+    CHECK(gemm_slices(70, 400, 300).count == 3);
+    CHECK(gemm_slices(70, 400, 300).length == 144);
+    CHECK(gemm_slices(64, 64, 64).count == 1);  // 262,144 multiply-adds: whole
+    for (int64_t m : {1, 15, 16, 100, 128, 255, 256, 300, 1000, 1800, 4096, 100000}) {
+        for (int64_t n : {1, 7, 24, 64, 129, 512, 2000, 8192}) {
+            for (int64_t k : {1, 3, 40, 256, 1024}) {
+                const auto s = gemm_slices(m, n, k);
+                const double mnk = static_cast<double>(m) * static_cast<double>(n) * k;
+                INFO("m " << m << " n " << n << " k " << k << ": " << s.count << " x " << s.length);
+                REQUIRE(s.count >= 1);
+                if (mnk <= kThreadedGemmMnk) CHECK(s.count == 1);
+                if (s.count == 1) continue;
+                const int64_t longer = std::max(m, n);
+                CHECK(s.count <= 32);
+                if (s.count >= 4) {
+                    // the count aimed at (a multiple of 4) less what rounding the length took
+                    const int64_t aimed = (s.count + 3) / 4 * 4;
+                    CHECK(aimed * (s.length - 16) < longer);
+                }
+                CHECK(s.length % 16 == 0);
+                CHECK(s.length >= 128);
+                // each full slice does at least a quarter of the threading threshold's work
+                CHECK(static_cast<double>(s.length) * (mnk / static_cast<double>(longer)) >=
+                      kThreadedGemmMnk / 4.0);
+                CHECK((s.count - 1) * s.length < longer);  // the slices cover it exactly
+                CHECK(s.count * s.length >= longer);
+            }
         }
     }
 }

@@ -12,8 +12,9 @@ namespace tapeflow {
 int num_threads();
 
 /// Sets the CPU kernels' thread count for the whole process (every thread that runs ops).
-/// 1 runs each kernel on its calling thread: the fastest choice for small models and on a machine
-/// already busy with other work, where threads that wait for each other lose most of their time.
+/// 1 runs each kernel on its calling thread: the fastest choice for tiny models. On a machine
+/// busy with other work more threads are no slower than 1 (idle ones sleep; a loop's caller takes
+/// the chunks of threads that are not running: docs/performance.md "Threads").
 /// InvalidArgumentError when n < 1.
 void set_num_threads(int n);
 

@@ -1,6 +1,7 @@
-// Checkpoints: tf::train::Saver writes variables to one safetensors file per
-// save (atomically), keeps the directory's TensorFlow-style "checkpoint" state file and the last
-// max_to_keep files; restore() checks every name, shape, dtype and CRC before changing anything.
+// Checkpoints: tf::train::Saver writes variables in TensorFlow's checkpoint format (or one
+// safetensors file) per save (atomically), keeps the directory's "checkpoint" state file and the
+// last max_to_keep checkpoints; restore() checks every name, shape, dtype and CRC before changing
+// anything.
 // Format and names: docs/checkpoints.md.
 #pragma once
 
@@ -16,6 +17,7 @@
 #include <tapeflow/core/export.hpp>
 #include <tapeflow/core/shape.hpp>
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/train/checkpoint_reader.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -25,6 +27,10 @@ struct SaverOptions {
     /// How many of this Saver's checkpoints to keep; older files are deleted after each save.
     /// 0 (or less) keeps all of them.
     int max_to_keep = 5;
+    /// TensorFlow's tensor_bundle ("<prefix>.index" + "<prefix>.data-00000-of-00001", what
+    /// tf.train.Saver and tf.train.load_checkpoint use, with TF1's keys for optimizer slots and
+    /// state), or one safetensors file "<prefix>.safetensors". Restoring reads either.
+    CheckpointFormat format = CheckpointFormat::tensorflow;
     /// Writes in the background (TensorFlow's CheckpointOptions(enable_async=True), PyTorch's
     /// async_save): save() copies the variables' values to host memory and returns; a background
     /// thread then writes the file (temporary file, fsync, rename), and only after that updates
@@ -59,15 +65,19 @@ public:
     Saver(const Saver&) = delete;
     Saver& operator=(const Saver&) = delete;
 
-    /// Writes "<save_path>-<step>.safetensors" ("<save_path>.safetensors" without a step) with a
-    /// temporary file, fsync and rename, then the "checkpoint" state file of its directory, then
-    /// deletes checkpoints beyond max_to_keep. Returns the prefix ("<save_path>-<step>"). With
-    /// SaverOptions::async the writing happens in the background (see there).
+    /// Writes the checkpoint "<save_path>-<step>" ("<save_path>" without a step: its ".index" and
+    /// ".data-00000-of-00001" files, or its ".safetensors" file) with temporary files, fsync and
+    /// rename, then the "checkpoint" state file of its directory, then deletes checkpoints beyond
+    /// max_to_keep. Returns the prefix. With SaverOptions::async the writing happens in the
+    /// background (see there). In TensorFlow's format a variable is saved under TF1's key: its
+    /// name, but tf::train optimizers' slots and state take TF1's keys ("w/Adam", "w/Adam_1",
+    /// "beta1_power"; docs/checkpoints.md).
     std::string save(const std::string& save_path, std::optional<int64_t> global_step = {});
     /// Blocks until the last save() is durable and named by the state file; raises its error, if
     /// it failed. Returns at once for synchronous Savers.
     void wait();
-    /// Restores from a prefix or a ".safetensors" file name. NotFoundError (file or variable
+    /// Restores from a prefix (either format, detected from the files), a ".index" or a
+    /// ".safetensors" file name. NotFoundError (file or variable
     /// missing), InvalidArgumentError (shape or dtype differs), DataLossError (corrupt file), each
     /// naming the variable or file; on any error no variable changes.
     void restore(const std::string& save_path);
@@ -79,7 +89,8 @@ public:
     void recover_last_checkpoints(const std::vector<std::string>& prefixes);
 
 private:
-    std::vector<std::pair<std::string, Variable>> targets() const;
+    /// (key in the file, variable): TF1 keys for the TensorFlow format, names for safetensors.
+    std::vector<std::pair<std::string, Variable>> targets(bool tf_keys) const;
     void finish_quietly() noexcept;  // wait(), logging a failure instead of raising it
 
     enum class Mode { all_globals, list, named };
@@ -96,14 +107,16 @@ private:
 /// state file or its checkpoint file is missing.
 std::optional<std::string> latest_checkpoint(const std::string& dir);
 
-/// Name -> (shape, dtype) of every tensor in a checkpoint (a prefix, a ".safetensors" file, or a
-/// directory: its latest checkpoint).
+/// Name -> (shape, dtype) of every tensor in a checkpoint (a prefix of either format, a ".index" or
+/// ".safetensors" file, or a directory: its latest checkpoint). Tensors of dtypes tapeflow lacks
+/// (strings) raise UnimplementedError.
 std::map<std::string, std::pair<Shape, DType>> list_variables(const std::string& path);
 
 /// One tensor of a checkpoint, CRC-checked (NotFoundError when it has no tensor `name`).
 Tensor load_variable(const std::string& path, const std::string& name);
 
-/// The global step a checkpoint was saved with ("global_step" in its metadata), if any.
+/// The global step a checkpoint was saved with ("global_step" in a safetensors file's metadata, the
+/// scalar "global_step" tensor of a TensorFlow checkpoint), if any.
 std::optional<int64_t> checkpoint_global_step(const std::string& path);
 
 }  // namespace tapeflow::train

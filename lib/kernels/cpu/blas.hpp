@@ -71,7 +71,8 @@ struct GemmSlices {
 /// element must come from the same call however many threads share the slices. Products up to
 /// kThreadedGemmMnk stay whole; slices are multiples of 16 (every gemm's register tile), at least
 /// kMinSlice long and kThreadedGemmMnk / 4 multiply-adds (OpenBLAS's per-thread minimum), at most
-/// kMaxSlices, a multiple of 4 where there are 4 or more so that 2 or 4 threads share them evenly.
+/// kMaxSlices. The count aimed at is a multiple of 4 where there are 4 or more, so that 2 or 4
+/// threads share them evenly; rounding the length up to the tile may then leave up to 3 fewer.
 inline GemmSlices gemm_slices(int64_t m, int64_t n, int64_t k) {
     constexpr int64_t kTile = 16, kMinSlice = 128, kMaxSlices = 32;
     const double mnk = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);

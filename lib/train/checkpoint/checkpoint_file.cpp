@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 
 #include "io/crc32c.hpp"
 #include "io/file_util.hpp"
+#include "train/checkpoint/tensor_bundle.hpp"
 
 namespace tapeflow::train::ckpt {
 namespace {
@@ -140,6 +142,42 @@ std::shared_ptr<CheckpointReader> CheckpointReader::from_bytes(std::string bytes
         new CheckpointReader(std::make_unique<MemorySource>(std::move(bytes)), label));
 }
 
+std::shared_ptr<CheckpointReader> CheckpointReader::open_any(const std::string& path) {
+    const std::string prefix = checkpoint_prefix(path);
+    std::error_code ec;
+    if (path.ends_with(kSuffix) || !std::filesystem::exists(bundle::index_file_name(prefix), ec)) {
+        const std::string file = checkpoint_file_name(prefix);
+        if (!std::filesystem::exists(file, ec)) {
+            throw errors::NotFoundError(
+                fmt::format("Failed to find any matching files for {} (neither {} nor {})",
+                            path,
+                            bundle::index_file_name(prefix),
+                            file));
+        }
+        return open(file);
+    }
+    std::shared_ptr<CheckpointReader> r(new CheckpointReader());
+    r->bundle_ = std::make_shared<const train::CheckpointReader>(prefix);
+    r->file_ = bundle::index_file_name(prefix);
+    const auto dtypes = r->bundle_->get_variable_to_dtype_map();
+    for (const auto& [key, shape] : r->bundle_->get_variable_to_shape_map()) {
+        TensorEntry e;
+        e.name = key;
+        e.file_dtype = r->bundle_->dtype_name(key);
+        if (const auto it = dtypes.find(key); it != dtypes.end()) e.dtype = it->second;
+        e.shape = shape;
+        r->header_.tensors.push_back(std::move(e));  // the map's order: sorted by key
+    }
+    // TF1's Saver keeps the step in the global_step variable, not in metadata.
+    if (const auto it = dtypes.find("global_step");
+        it != dtypes.end() && (it->second == DType::int64 || it->second == DType::int32)) {
+        const Tensor step = r->bundle_->get_tensor("global_step");
+        if (step.num_elements() == 1)
+            r->header_.global_step = step.cast(DType::int64).item<int64_t>();
+    }
+    return r;
+}
+
 const TensorEntry* CheckpointReader::find(std::string_view name) const {
     auto it = std::lower_bound(header_.tensors.begin(),
                                header_.tensors.end(),
@@ -149,6 +187,7 @@ const TensorEntry* CheckpointReader::find(std::string_view name) const {
 }
 
 Tensor CheckpointReader::read(const TensorEntry& entry) const {
+    if (bundle_) return bundle_->get_tensor(entry.name);
     if (!entry.dtype) {
         throw errors::UnimplementedError(fmt::format(
             "checkpoint {}: tensor '{}' has safetensors dtype {}, which tapeflow has no dtype for",
@@ -202,12 +241,54 @@ std::string checkpoint_file_name(const std::string& path) {
 }
 
 std::string checkpoint_prefix(const std::string& path) {
-    return path.ends_with(kSuffix) ? path.substr(0, path.size() - kSuffix.size()) : path;
+    constexpr std::string_view kIndex = ".index";
+    if (path.ends_with(kSuffix)) return path.substr(0, path.size() - kSuffix.size());
+    if (path.ends_with(kIndex)) return path.substr(0, path.size() - kIndex.size());
+    return path;
 }
 
-void write_checkpoint(const std::string& file,
+bool checkpoint_exists(const std::string& prefix) {
+    std::error_code ec;
+    return std::filesystem::exists(bundle::index_file_name(prefix), ec) ||
+           std::filesystem::exists(checkpoint_file_name(prefix), ec);
+}
+
+void remove_checkpoint(const std::string& prefix) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::remove(checkpoint_file_name(prefix), ec);
+    fs::remove(bundle::index_file_name(prefix), ec);  // first: the rest is then no checkpoint
+    const fs::path p(prefix);
+    const std::string data = p.filename().string() + ".data-";
+    for (const auto& entry :
+         fs::directory_iterator(p.has_parent_path() ? p.parent_path() : ".", ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.starts_with(data) && name.find("-of-") != std::string::npos)
+            fs::remove(entry.path(), ec);
+    }
+}
+
+namespace {
+
+void write_bundle(const std::string& prefix,
+                  const std::vector<std::pair<std::string, Tensor>>& tensors) {
+    bundle::BundleWriter writer(prefix);
+    for (const auto& [key, t] : tensors)
+        writer.add(key, t);
+    writer.finish();
+}
+
+}  // namespace
+
+void write_checkpoint(const std::string& prefix,
                       const std::vector<std::pair<std::string, Tensor>>& tensors,
-                      std::optional<int64_t> global_step) {
+                      std::optional<int64_t> global_step,
+                      CheckpointFormat format) {
+    if (format == CheckpointFormat::tensorflow) {
+        write_bundle(prefix, tensors);
+        return;
+    }
+    const std::string file = checkpoint_file_name(prefix);
     std::vector<Tensor> host;
     host.reserve(tensors.size());
     std::vector<TensorInfo> infos;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/train/checkpoint_reader.hpp>
 
 #include "train/checkpoint/safetensors.hpp"
 
@@ -29,10 +30,17 @@ public:
 /// it is not a regular file; reads past its end are DataLossErrors naming it.
 std::unique_ptr<ByteSource> open_file_source(const std::string& file);
 
+/// One checkpoint in either format: a safetensors file, or a TensorFlow bundle (read through
+/// tf::train::CheckpointReader; its entries listed here with TF's dtype names as file_dtype).
 class CheckpointReader {
 public:
-    /// Opens and validates `file`: NotFoundError when missing, DataLossError when malformed.
+    /// Opens and validates the safetensors `file`: NotFoundError when missing, DataLossError when
+    /// malformed.
     static std::shared_ptr<CheckpointReader> open(const std::string& file);
+    /// The checkpoint `path` names, in the format its files say: "<path>.index" (TensorFlow's),
+    /// else "<path>.safetensors" (or `path` itself when it ends so). NotFoundError naming the path
+    /// when neither exists.
+    static std::shared_ptr<CheckpointReader> open_any(const std::string& path);
     /// The same over bytes in memory; `label` names them in errors.
     static std::shared_ptr<CheckpointReader> from_bytes(std::string bytes,
                                                         const std::string& label);
@@ -44,9 +52,13 @@ public:
     /// The tensor of an entry (CPU), CRC-checked: DataLossError on a mismatch, UnimplementedError
     /// for a dtype tapeflow lacks.
     Tensor read(const TensorEntry& entry) const;
+    /// A TensorFlow bundle: variables are saved there under their TF1 keys (checkpoint_key).
+    bool is_bundle() const { return bundle_ != nullptr; }
 
 private:
     CheckpointReader(std::unique_ptr<ByteSource> source, std::string file);
+    CheckpointReader() = default;
+    std::shared_ptr<const train::CheckpointReader> bundle_;
     std::unique_ptr<ByteSource> source_;
     std::string file_;
     uint64_t data_start_ = 0;
@@ -55,12 +67,19 @@ private:
 
 /// "<prefix>.safetensors" unless `path` already ends with ".safetensors".
 std::string checkpoint_file_name(const std::string& path);
-/// `path` without a ".safetensors" ending.
+/// `path` without a ".safetensors" or ".index" ending.
 std::string checkpoint_prefix(const std::string& path);
+/// Whether the checkpoint `prefix` exists in either format (its ".index" or ".safetensors").
+bool checkpoint_exists(const std::string& prefix);
+/// Deletes the checkpoint `prefix`'s files in both formats (index, data shards, safetensors).
+void remove_checkpoint(const std::string& prefix);
 
-/// Writes `tensors` (CPU or device; in this order) atomically to `file`.
-void write_checkpoint(const std::string& file,
+/// Writes `tensors` (CPU or device; in this order) atomically as the checkpoint `prefix`: a
+/// safetensors file "<prefix>.safetensors" (with the global step in its metadata), or TensorFlow's
+/// "<prefix>.index" + "<prefix>.data-00000-of-00001" (data first, index last).
+void write_checkpoint(const std::string& prefix,
                       const std::vector<std::pair<std::string, Tensor>>& tensors,
-                      std::optional<int64_t> global_step);
+                      std::optional<int64_t> global_step,
+                      CheckpointFormat format);
 
 }  // namespace tapeflow::train::ckpt

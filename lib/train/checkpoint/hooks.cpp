@@ -66,7 +66,7 @@ std::vector<std::string> CheckpointSaverHook::own_checkpoints(
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(options_.checkpoint_dir, ec)) {
         const std::string name = entry.path().filename().string();
-        if (!name.ends_with(".safetensors")) continue;
+        if (!name.ends_with(".safetensors") && !name.ends_with(".index")) continue;
         const std::string prefix = ckpt::checkpoint_prefix(entry.path().string());
         const bool is_listed = std::any_of(listed.begin(), listed.end(), [&](const std::string& l) {
             return fs::path(l).filename() == fs::path(prefix).filename();

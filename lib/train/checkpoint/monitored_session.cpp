@@ -14,6 +14,7 @@
 #include <tapeflow/train/saver.hpp>
 #include <tapeflow/train/training_util.hpp>
 
+#include "autograd/variable_observers.hpp"
 #include "distribute/wire.hpp"
 #include "io/file_util.hpp"
 #include "train/checkpoint/restore.hpp"
@@ -38,10 +39,10 @@ std::shared_ptr<PendingRestore> restore_latest(const std::string& dir,
                                                std::optional<std::string>& restored_from) {
     const std::optional<std::string> latest = latest_checkpoint(dir);
     if (!latest) return nullptr;
-    auto reader = ckpt::CheckpointReader::open(ckpt::checkpoint_file_name(*latest));
+    auto reader = ckpt::CheckpointReader::open_any(*latest);
     std::vector<std::pair<std::string, Variable>> targets;
     for (const Variable& v : global_variables())
-        targets.emplace_back(v.name(), v);
+        targets.emplace_back(reader->is_bundle() ? detail::checkpoint_key(v) : v.name(), v);
     const ckpt::RestoreOutcome outcome =
         ckpt::restore_variables(*reader, targets, /*strict=*/false);
     if (!outcome.not_in_checkpoint.empty()) {

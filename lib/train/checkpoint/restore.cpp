@@ -92,27 +92,29 @@ std::shared_ptr<PendingRestore> defer_restore(std::shared_ptr<CheckpointReader> 
     pending->observer_id = detail::add_variable_observer([weak](Variable& created) {
         const std::shared_ptr<PendingRestore> p = weak.lock();
         if (!p) return;
+        const std::string& key =
+            p->reader->is_bundle() ? detail::checkpoint_key(created) : created.name();
         {
             const std::lock_guard lock(p->mutex);
-            if (p->names.erase(created.name()) == 0) return;
+            if (p->names.erase(key) == 0) return;
         }
-        const TensorEntry* e = p->reader->find(created.name());
-        check_matches(*p->reader, *e, created.name(), created);
+        const TensorEntry* e = p->reader->find(key);
+        check_matches(*p->reader, *e, key, created);
         created.assign(p->reader->read(*e));
         logging::debug("Restored {} from {} at its creation", created.name(), p->reader->file());
     });
     return pending;
 }
 
-std::string resolve_checkpoint_file(const std::string& path) {
+std::string resolve_checkpoint(const std::string& path) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) {
         const std::optional<std::string> latest = latest_checkpoint(path);
         if (!latest)
             throw errors::NotFoundError(fmt::format("No checkpoint found in directory {}", path));
-        return checkpoint_file_name(*latest);
+        return *latest;
     }
-    return checkpoint_file_name(path);
+    return path;
 }
 
 }  // namespace ckpt

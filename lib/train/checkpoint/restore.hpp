@@ -20,7 +20,7 @@ namespace tapeflow::train {
 struct PendingRestore {
     std::shared_ptr<ckpt::CheckpointReader> reader;
     std::mutex mutex;
-    std::set<std::string> names;  // not restored yet
+    std::set<std::string> names;  // not restored yet (TF1 keys in a TensorFlow checkpoint)
     int64_t observer_id = 0;
     ~PendingRestore();
 };
@@ -43,8 +43,9 @@ RestoreOutcome restore_variables(const CheckpointReader& reader,
 std::shared_ptr<PendingRestore> defer_restore(std::shared_ptr<CheckpointReader> reader,
                                               const std::vector<std::string>& names);
 
-/// The checkpoint a user path names: a directory (its latest checkpoint), a prefix or a file.
-std::string resolve_checkpoint_file(const std::string& path);
+/// The checkpoint a user path names: a directory's latest checkpoint (its prefix), else `path`
+/// (a prefix or a file name, for CheckpointReader::open_any).
+std::string resolve_checkpoint(const std::string& path);
 
 }  // namespace ckpt
 }  // namespace tapeflow::train

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include <tapeflow/distribute.hpp>
 #include <tapeflow/train/saver.hpp>
 
+#include "autograd/variable_observers.hpp"
 #include "distribute/wire.hpp"
 #include "io/file_util.hpp"
 #include "train/checkpoint/checkpoint_state.hpp"
@@ -26,11 +28,6 @@ namespace tapeflow::train {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool file_exists(const std::string& path) {
-    std::error_code ec;
-    return fs::exists(path, ec);
-}
 
 // Temporary files of saves killed midway ("<file>.tmp.<pid>" of a process that no longer runs).
 void remove_stale_temporaries(const std::string& dir, const std::string& stem) {
@@ -112,16 +109,19 @@ Saver& Saver::operator=(Saver&& other) noexcept {
     return *this;
 }
 
-std::vector<std::pair<std::string, Variable>> Saver::targets() const {
+std::vector<std::pair<std::string, Variable>> Saver::targets(bool tf_keys) const {
     std::vector<std::pair<std::string, Variable>> out;
+    auto key = [tf_keys](const Variable& v) {
+        return tf_keys ? detail::checkpoint_key(v) : v.name();
+    };
     switch (mode_) {
         case Mode::all_globals:
             for (const Variable& v : global_variables())
-                out.emplace_back(v.name(), v);
+                out.emplace_back(key(v), v);
             break;
         case Mode::list:
             for (const Variable& v : list_)
-                out.emplace_back(v.name(), v);
+                out.emplace_back(key(v), v);
             break;
         case Mode::named:
             for (const auto& [name, v] : named_)
@@ -149,15 +149,14 @@ void commit_checkpoint(const std::string& save_path,
                        const std::string& prefix,
                        const std::vector<std::pair<std::string, Tensor>>& tensors,
                        std::optional<int64_t> global_step,
+                       CheckpointFormat format,
                        const std::vector<std::string>& kept,
                        const std::vector<std::string>& expired) {
     const std::string dir = ckpt::prefix_dir(prefix);
-    ckpt::write_checkpoint(ckpt::checkpoint_file_name(prefix), tensors, global_step);
+    ckpt::write_checkpoint(prefix, tensors, global_step, format);
     ckpt::write_checkpoint_state(dir, prefix, kept);
-    for (const std::string& old : expired) {
-        std::error_code ec;
-        fs::remove(ckpt::checkpoint_file_name(old), ec);
-    }
+    for (const std::string& old : expired)
+        ckpt::remove_checkpoint(old);
     remove_stale_temporaries(dir, fs::path(save_path).filename().string());
 }
 
@@ -171,9 +170,17 @@ std::string Saver::save(const std::string& save_path, std::optional<int64_t> glo
     // Distributed training: only the chief writes (docs/distributed.md, Checkpoints).
     if (!distribute::is_chief()) return prefix;
     io::make_dirs(ckpt::prefix_dir(prefix));
+    const bool tf_keys = options_.format == CheckpointFormat::tensorflow;
     std::vector<std::pair<std::string, Tensor>> tensors;
-    for (const auto& [name, var] : targets()) {
-        tensors.emplace_back(name, options_.async ? staged_copy(var.value()) : var.value());
+    std::set<std::string> keys;
+    for (const auto& [key, var] : targets(tf_keys)) {
+        if (!keys.insert(key).second) {
+            throw errors::InvalidArgumentError(fmt::format(
+                "Saver.save: two variables would be saved under the key '{}' (one is '{}')",
+                key,
+                var.name()));
+        }
+        tensors.emplace_back(key, options_.async ? staged_copy(var.value()) : var.value());
     }
     std::vector<std::string> kept = last_;
     std::erase(kept, prefix);
@@ -185,7 +192,7 @@ std::string Saver::save(const std::string& save_path, std::optional<int64_t> glo
         kept.erase(kept.begin());
     }
     if (!options_.async) {
-        commit_checkpoint(save_path, prefix, tensors, global_step, kept, expired);
+        commit_checkpoint(save_path, prefix, tensors, global_step, options_.format, kept, expired);
         last_ = std::move(kept);
         return prefix;
     }
@@ -197,10 +204,11 @@ std::string Saver::save(const std::string& save_path, std::optional<int64_t> glo
                                prefix,
                                tensors = std::move(tensors),
                                global_step,
+                               format = options_.format,
                                kept = std::move(kept),
                                expired = std::move(expired)] {
         try {
-            commit_checkpoint(save_path, prefix, tensors, global_step, kept, expired);
+            commit_checkpoint(save_path, prefix, tensors, global_step, format, kept, expired);
         } catch (...) {
             raw->error = std::current_exception();
         }
@@ -222,14 +230,10 @@ void Saver::wait() {
 void Saver::restore(const std::string& save_path) {
     wait();  // restoring the checkpoint being written reads the finished file
     auto from_file = [&] {
-        const std::string file = ckpt::checkpoint_file_name(save_path);
-        if (!file_exists(file)) {
-            throw errors::NotFoundError(
-                fmt::format("Failed to find any matching files for {}", save_path));
-        }
-        std::shared_ptr<ckpt::CheckpointReader> reader = ckpt::CheckpointReader::open(file);
+        std::shared_ptr<ckpt::CheckpointReader> reader =
+            ckpt::CheckpointReader::open_any(save_path);
         const ckpt::RestoreOutcome outcome =
-            ckpt::restore_variables(*reader, targets(), /*strict=*/true);
+            ckpt::restore_variables(*reader, targets(reader->is_bundle()), /*strict=*/true);
         pending_.reset();
         if (mode_ == Mode::all_globals) pending_ = ckpt::defer_restore(reader, outcome.not_live);
         return std::string();
@@ -242,7 +246,7 @@ void Saver::restore(const std::string& save_path) {
     // process takes the chief's values (docs/distributed.md, Checkpoints).
     distribute::detail::run_on_chief(from_file);
     std::vector<Variable> vars;
-    for (const auto& [name, var] : targets())
+    for (const auto& [name, var] : targets(false))
         vars.push_back(var);
     distribute::broadcast_variables(vars, distribute::chief_rank());
 }
@@ -256,7 +260,7 @@ void Saver::recover_last_checkpoints(const std::vector<std::string>& prefixes) {
     std::vector<std::string> kept;
     for (const std::string& p : prefixes) {
         const std::string prefix = ckpt::checkpoint_prefix(p);
-        if (file_exists(ckpt::checkpoint_file_name(prefix)) &&
+        if (ckpt::checkpoint_exists(prefix) &&
             std::find(kept.begin(), kept.end(), prefix) == kept.end()) {
             kept.push_back(prefix);
         }
@@ -267,25 +271,27 @@ void Saver::recover_last_checkpoints(const std::vector<std::string>& prefixes) {
 std::optional<std::string> latest_checkpoint(const std::string& dir) {
     const std::optional<ckpt::CheckpointState> state = ckpt::read_checkpoint_state(dir);
     if (!state) return std::nullopt;
-    if (file_exists(ckpt::checkpoint_file_name(state->model_checkpoint_path))) {
+    if (ckpt::checkpoint_exists(ckpt::checkpoint_prefix(state->model_checkpoint_path))) {
         return ckpt::checkpoint_prefix(state->model_checkpoint_path);
     }
     // The newest listed checkpoint that still exists (TensorFlow would give up here).
     for (auto it = state->all_model_checkpoint_paths.rbegin();
          it != state->all_model_checkpoint_paths.rend();
          ++it) {
-        if (file_exists(ckpt::checkpoint_file_name(*it))) return ckpt::checkpoint_prefix(*it);
+        if (ckpt::checkpoint_exists(ckpt::checkpoint_prefix(*it)))
+            return ckpt::checkpoint_prefix(*it);
     }
     return std::nullopt;
 }
 
 std::map<std::string, std::pair<Shape, DType>> list_variables(const std::string& path) {
-    const auto reader = ckpt::CheckpointReader::open(ckpt::resolve_checkpoint_file(path));
+    const auto reader = ckpt::CheckpointReader::open_any(ckpt::resolve_checkpoint(path));
     std::map<std::string, std::pair<Shape, DType>> out;
     for (const ckpt::TensorEntry& e : reader->header().tensors) {
+        if (reader->is_bundle() && e.file_dtype == "string") continue;  // e.g. the object graph
         if (!e.dtype) {
             throw errors::UnimplementedError(
-                fmt::format("checkpoint {}: tensor '{}' has safetensors dtype {}, which "
+                fmt::format("checkpoint {}: tensor '{}' has dtype {}, which "
                             "tapeflow has no dtype for",
                             reader->file(),
                             e.name,
@@ -297,7 +303,7 @@ std::map<std::string, std::pair<Shape, DType>> list_variables(const std::string&
 }
 
 Tensor load_variable(const std::string& path, const std::string& name) {
-    const auto reader = ckpt::CheckpointReader::open(ckpt::resolve_checkpoint_file(path));
+    const auto reader = ckpt::CheckpointReader::open_any(ckpt::resolve_checkpoint(path));
     const ckpt::TensorEntry* e = reader->find(name);
     if (e == nullptr)
         throw errors::NotFoundError(
@@ -306,7 +312,7 @@ Tensor load_variable(const std::string& path, const std::string& name) {
 }
 
 std::optional<int64_t> checkpoint_global_step(const std::string& path) {
-    return ckpt::CheckpointReader::open(ckpt::resolve_checkpoint_file(path))->header().global_step;
+    return ckpt::CheckpointReader::open_any(ckpt::resolve_checkpoint(path))->header().global_step;
 }
 
 }  // namespace tapeflow::train
