@@ -4,6 +4,7 @@
 // start.
 #pragma once
 
+#include <cstdio>
 #include <iostream>
 
 #include <fmt/ranges.h>  // fmt::print of std::vector (to_vector's result)
@@ -11,3 +12,11 @@
 #include <tapeflow/tapeflow.hpp>
 
 namespace tf = tapeflow;
+
+// stdout unbuffered (std::cout writes through it too). A session can end without flushing it: an
+// uncaught exception calls std::terminate, and clang-repl 19 crashes on some input (docs/repl.md).
+// With output to a pipe or a file, stdout is fully buffered and all earlier output would be lost.
+// stderr is unbuffered already.
+namespace tapeflow_repl {
+inline const bool stdout_unbuffered = std::setvbuf(stdout, nullptr, _IONBF, 0) == 0;
+}  // namespace tapeflow_repl

@@ -5,9 +5,10 @@ The tree is the fenced block under "## The folder tree". A folder is listed when
 it; a file when its name or its stem (the name up to the first '.') occurs as a word, or when it
 matches a pattern of the tree such as "<family>_kernels.cu" or "ops_cuda*.cpp" and the part the
 pattern leaves open is itself a word of the tree ("binary_kernels.cu": "binary" is listed among the
-families). Checked: every folder under include/ lib/ cuda/ tests/ samples/ benchmarks/ scripts/
-(not the data below tests/golden/, samples/data/, benchmarks/results/), and every file of
-include/, lib/, cuda/, scripts/, the top level of samples/ and benchmarks/. Prints what is missing.
+families). Checked: every folder under include/ lib/ cuda/ cmake/ tests/ samples/ benchmarks/
+scripts/ (not the data below tests/golden/, samples/data/, benchmarks/results/,
+tests/fuzz/corpus/), and every file of include/, lib/, cuda/, cmake/, scripts/, the top level of
+samples/ and benchmarks/. Prints what is missing.
 Usage: check_architecture_tree.py <source root>
 """
 import os
@@ -52,7 +53,7 @@ def main():
         return False
 
     missing = []
-    for top in ("include", "lib", "cuda", "tests", "samples", "benchmarks", "scripts"):
+    for top in ("include", "lib", "cuda", "cmake", "tests", "samples", "benchmarks", "scripts"):
         for dirpath, dirnames, filenames in os.walk(os.path.join(root, top)):
             rel = os.path.relpath(dirpath, root).replace(os.sep, "/") + "/"
             dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and not d.startswith("."))
@@ -60,7 +61,7 @@ def main():
                 continue
             if rel.count("/") > 1 and os.path.basename(dirpath) not in folders:
                 missing.append(f"folder {rel}")
-            files_checked = top in ("include", "lib", "cuda", "scripts") or rel.count("/") == 1
+            files_checked = top in ("include", "lib", "cuda", "cmake", "scripts") or rel.count("/") == 1
             if not files_checked or top == "tests":
                 continue
             for name in sorted(filenames):

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Every C++ code block in docs/*.md and README.md comes from a file that CI compiles or runs.
+"""Every C++ code block in docs/*.md, README.md and CONTRIBUTING.md comes from a file that CI
+compiles or runs.
 
 A ```cpp block must have, on the line above it (blank lines allowed between), a marker
     <!-- sample: samples/some_sample.cpp -->
@@ -57,7 +58,8 @@ def missing_line(block, source):
 
 
 def main(root):
-    pages = sorted(glob.glob(os.path.join(root, "docs", "*.md"))) + [os.path.join(root, "README.md")]
+    pages = sorted(glob.glob(os.path.join(root, "docs", "*.md")))
+    pages += [os.path.join(root, "README.md"), os.path.join(root, "CONTRIBUTING.md")]
     errors, count = [], 0
     for page in pages:
         rel = os.path.relpath(page, root)
