@@ -73,8 +73,9 @@ if [[ $configure_only != 1 && ($what == tsan || $what == all) ]]; then
         tests/test_core
     # One OpenBLAS thread: OpenBLAS is not instrumented, so its barriers look like races to TSan
     # (tapeflow runs it on the calling thread anyway). The kernels' threads are tapeflow's own pool
-    # (std::thread and atomics, instrumented): 4 of them, so TSan sees the pool's hand-offs.
-    timed env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 OMP_NUM_THREADS=4 \
+    # (std::thread and atomics, instrumented): the thread-pool test runs it with 4 threads (its
+    # test() sets OMP_NUM_THREADS); the other suites keep one kernel thread, as before the pool.
+    timed env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 OMP_NUM_THREADS=1 \
         OPENBLAS_NUM_THREADS=1 \
         meson test -C "$tsan" --no-rebuild --print-errorlogs --num-processes "$jobs" \
         --timeout-multiplier 3 concurrency data summary thread-pool || status=1
