@@ -95,6 +95,11 @@ public:
     }
 
     std::size_t size() const { return live_.size(); }
+    // Whether a live variable other than `self` is named `name` (no lock of its state: a lookup).
+    bool held_by_other(const std::string& name, const VariableState* self) const {
+        const auto it = live_.find(name);
+        return it != live_.end() && it->second != self;
+    }
 
 private:
     struct Base {
@@ -301,11 +306,14 @@ Variable::Variable(const Tensor& initial_value, VariableOptions options) {
             const std::lock_guard names_lock(r.names_mutex);
             std::tie(s->name, s->suffix) = r.names.claim(s->base, s.get());
             live_names = r.names.size();
-            if (tls_checkpoint_key != nullptr) {  // the key, or key_1, key_2, ... if it is held
+            // The key, or key_1, key_2, ... when another variable's key or name is that already
+            // (a user's variable "beta1_power"), as a TF1 graph uniquifies its names.
+            if (tls_checkpoint_key != nullptr) {
                 for (int64_t k = 0; s->checkpoint_key.empty(); ++k) {
                     std::string key =
                         k == 0 ? *tls_checkpoint_key : fmt::format("{}_{}", *tls_checkpoint_key, k);
-                    if (r.checkpoint_keys.try_emplace(key, s.get()).second)
+                    if (!r.names.held_by_other(key, s.get()) &&
+                        r.checkpoint_keys.try_emplace(key, s.get()).second)
                         s->checkpoint_key = std::move(key);
                 }
             }

@@ -40,14 +40,15 @@ std::string_view attr_names(Op op) {
     }
 }
 
-bool names_attr(std::string_view names, std::string_view name) {
+// Calls fn(name) for each space-separated name of `names`.
+template <class Fn>
+void for_each_name(std::string_view names, const Fn& fn) {
     while (!names.empty()) {
         const std::size_t space = names.find(' ');
-        if (names.substr(0, space) == name) return true;
+        fn(names.substr(0, space));
         if (space == std::string_view::npos) break;
         names.remove_prefix(space + 1);
     }
-    return false;
 }
 
 // The kernels read the attrs into a plain struct in which an attr nobody set reads 0, so every call
@@ -55,22 +56,17 @@ bool names_attr(std::string_view names, std::string_view name) {
 void check_attrs(Op op, const Attrs& attrs) {
     const std::string_view names = attr_names(op);
     for (const auto& [name, value] : attrs.items()) {
-        if (!names_attr(names, name)) {
+        if (!training::takes_attr(op, name)) {
             op_fail<errors::InternalError>(
                 op, "unknown attr '{}' (the op takes: {}); this is a tapeflow bug", name, names);
         }
     }
-    std::string_view rest = names;
-    while (!rest.empty()) {
-        const std::size_t space = rest.find(' ');
-        const std::string_view name = rest.substr(0, space);
+    for_each_name(names, [&](std::string_view name) {
         if (!attrs.has(name)) {
             op_fail<errors::InternalError>(
                 op, "attr '{}' is not set (the op takes: {}); this is a tapeflow bug", name, names);
         }
-        if (space == std::string_view::npos) break;
-        rest.remove_prefix(space + 1);
-    }
+    });
 }
 
 void check_dtype(Op op, const Variable& var, DType dtype) {
@@ -121,6 +117,12 @@ std::span<const OpDef> training_op_defs() {
 namespace training {
 std::string_view op_attrs(Op op) {
     return attr_names(op);
+}
+
+bool takes_attr(Op op, std::string_view name) {
+    bool found = false;
+    for_each_name(attr_names(op), [&](std::string_view n) { found = found || n == name; });
+    return found;
 }
 }  // namespace training
 

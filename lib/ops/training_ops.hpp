@@ -16,6 +16,8 @@ namespace tapeflow::training {
 /// The attrs a training op takes, space separated ("lr momentum use_nesterov"): its row of
 /// kernels/shared/optimizer_ops.def. A call must set exactly these (InternalError otherwise).
 std::string_view op_attrs(Op op);
+/// Whether `name` is one of op_attrs(op).
+bool takes_attr(Op op, std::string_view name);
 
 /// Runs a dense training op: `var` and `slots` (in the op's input order) updated in place with
 /// `grad`, which must have the variable's shape and dtype (InvalidArgumentError otherwise).

@@ -3,6 +3,7 @@
 // offending name, all-or-nothing; deferred restore of variables created after restore().
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include <catch2/catch.hpp>
@@ -288,6 +289,69 @@ TEST_CASE("TensorFlow's format: tf::train optimizers' slots and state under TF1'
         CHECK(t::list_variables(st).count("tf1_w/Adam/m") == 1);
         CHECK(t::list_variables(st).count("Adam/beta1_power") == 1);
     }
+}
+
+TEST_CASE("TensorFlow's format: TF1 keys stay unique against variable names; two equal keys raise",
+          "[checkpoint][tf1]") {
+    const std::string dir = ckpt_test::fresh_dir("tf1_unique");
+    auto step = [](t::AdamOptimizer& opt, tf::Variable& w) {
+        opt.minimize([&] { return tf::reduce_sum(w.value() * w.value()); }, {w});
+    };
+    {
+        // A variable already named "beta1_power": Adam's state takes "beta1_power_1", as in TF1.
+        tf::Variable mine(tf::constant(7.f), {.name = "beta1_power"});
+        tf::Variable w(tf::constant({1.f}), {.name = "uniq_w"});
+        t::AdamOptimizer opt(0.1);
+        step(opt, w);
+        const std::string prefix = t::Saver().save(dir + "/a");
+        const auto listed = t::list_variables(prefix);
+        CHECK(listed.count("beta1_power") == 1);
+        CHECK(listed.count("beta1_power_1") == 1);
+        CHECK(t::load_variable(prefix, "beta1_power").item<float>() == 7.f);
+        CHECK(t::load_variable(prefix, "beta1_power_1").item<float>() == Approx(0.81f));
+    }
+    {
+        // Named after Adam's state took the key: the save cannot tell them apart and says so.
+        tf::Variable w(tf::constant({1.f}), {.name = "uniq_w"});
+        t::AdamOptimizer opt(0.1);
+        step(opt, w);
+        tf::Variable late(tf::constant(7.f), {.name = "beta1_power"});
+        CHECK_THROWS_AS(t::Saver().save(dir + "/b"), tf::errors::InvalidArgumentError);
+        CHECK_THROWS_WITH(t::Saver().save(dir + "/b"), Contains("'beta1_power'"));
+        CHECK_FALSE(fs::exists(dir + "/b.index"));
+        // safetensors saves by name: no clash there
+        CHECK_NOTHROW(
+            t::Saver(t::SaverOptions{.format = t::CheckpointFormat::safetensors}).save(dir + "/c"));
+    }
+}
+
+TEST_CASE(
+    "TensorFlow's format: a damaged checkpoint fails restore with a typed error, nothing changes",
+    "[checkpoint][tf1][errors]") {
+    const std::string dir = ckpt_test::fresh_dir("tf_damaged");
+    tf::Variable v(tf::constant({1.f, 2.f, 3.f}), {.name = "dmg_v"});
+    t::Saver saver(std::vector<tf::Variable>{v});
+    const std::string prefix = saver.save(dir + "/m", 1);
+    v.assign(tf::constant({0.f, 0.f, 0.f}));
+    const std::string index = ckpt_test::read_bytes(prefix + ".index");
+    const std::string data = ckpt_test::read_bytes(prefix + ".data-00000-of-00001");
+    auto put = [](const std::string& file, const std::string& bytes) {
+        std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+    };
+    put(prefix + ".index", index.substr(0, index.size() / 2));  // truncated index
+    CHECK_THROWS_AS(saver.restore(prefix), tf::errors::DataLossError);
+    put(prefix + ".index", index);
+    std::string flipped = data;
+    flipped[4] = static_cast<char>(flipped[4] ^ 0x10);  // a flipped bit in the tensor's bytes
+    put(prefix + ".data-00000-of-00001", flipped);
+    CHECK_THROWS_AS(saver.restore(prefix), tf::errors::DataLossError);
+    CHECK_THROWS_WITH(saver.restore(prefix), Contains("dmg_v"));
+    fs::remove(prefix + ".data-00000-of-00001");  // a missing shard
+    CHECK_THROWS_AS(saver.restore(prefix), tf::errors::NotFoundError);
+    CHECK(v.value().to_vector<float>() == std::vector<float>{0.f, 0.f, 0.f});
+    put(prefix + ".data-00000-of-00001", data);
+    saver.restore(prefix);
+    CHECK(v.value().to_vector<float>() == std::vector<float>{1.f, 2.f, 3.f});
 }
 
 TEST_CASE(

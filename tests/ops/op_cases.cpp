@@ -173,16 +173,7 @@ void add_training_cases(std::vector<Case>& c) {
     auto only = [](Op op, const tf::Attrs& all) {
         tf::Attrs taken;
         for (const auto& [name, value] : all.items()) {
-            const std::string_view names = tf::training::op_attrs(op);
-            for (std::size_t at = names.find(name); at != std::string_view::npos;
-                 at = names.find(name, at + 1)) {
-                const std::size_t end = at + name.size();
-                if ((at == 0 || names[at - 1] == ' ') &&
-                    (end == names.size() || names[end] == ' ')) {
-                    taken.set(name, value);
-                    break;
-                }
-            }
+            if (tf::training::takes_attr(op, name)) taken.set(name, value);
         }
         return taken;
     };
