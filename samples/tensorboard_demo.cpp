@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
     }
     tf::summary::image("samples/gradient", tf::constant(pixels, {1, 32, 48, 3}), 0);
     // Audio: one second of a 440 Hz tone at 8 kHz, mono.
-    auto t = tf::range(0, 8000, 1) / 8000.0f;
+    auto t = tf::range(0.0, 8000.0) / 8000.0f;
     tf::summary::audio("samples/tone",
                        tf::reshape(0.5f * tf::sin(2 * 3.14159265f * 440 * t), {1, 8000, 1}),
                        8000,

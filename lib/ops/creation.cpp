@@ -3,6 +3,7 @@
 // to the default device; fill and one_hot run as kernels on the device itself.
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include <tapeflow/ops/creation.hpp>
 
@@ -29,6 +30,23 @@ Tensor host_tensor(const Shape& shape, DType dtype, F value) {
             out[i] = convert_element<T>(value(i));
     });
     return t;
+}
+
+// TensorFlow's Range kernel checks, for the double and the int64 overloads alike.
+template <class T>
+void check_range_direction(T start, T limit, T delta) {
+    if (delta == 0) {
+        throw errors::InvalidArgumentError(fmt::format("Requires delta != 0: {}", delta), "Range");
+    }
+    if ((delta > 0 && start > limit) || (delta < 0 && start < limit)) {
+        throw errors::InvalidArgumentError(
+            fmt::format("Requires start {} limit when delta {} 0: {}/{}",
+                        delta > 0 ? "<=" : ">=",
+                        delta > 0 ? ">" : "<",
+                        start,
+                        limit),
+            "Range");
+    }
 }
 
 }  // namespace
@@ -73,10 +91,21 @@ void throw_ragged(std::size_t expected, std::size_t got, int depth) {
         expected));
 }
 
+void throw_int_too_large(uint64_t value, const char* op) {
+    throw errors::InvalidArgumentError(
+        fmt::format("{} does not fit int64 (a Python int argument is int32 or int64)", value), op);
+}
+
 }  // namespace detail
 
 Tensor fill(const Shape& shape, double value, DType dtype) {
     return apply(Op::fill, {}, {shape, dtype}, Attrs().set("value", value));
+}
+
+Tensor fill(const Shape& shape, int64_t value) {
+    if (std::in_range<int32_t>(value)) return fill(shape, static_cast<double>(value), DType::int32);
+    // int64 values beyond 2^53 do not survive the double attr: built on the host instead.
+    return detail::make_constant(&value, DType::int64, 1, shape, std::nullopt);
 }
 
 Tensor zeros(const Shape& shape, DType dtype) {
@@ -109,22 +138,72 @@ Tensor range(double start, double limit, double delta, DType dtype) {
         limit = std::trunc(limit);
         delta = std::trunc(delta);
     }
-    if (delta == 0) {
-        throw errors::InvalidArgumentError(fmt::format("Requires delta != 0: {}", delta), "Range");
-    }
-    if ((delta > 0 && start > limit) || (delta < 0 && start < limit)) {
-        throw errors::InvalidArgumentError(
-            fmt::format("Requires start {} limit when delta {} 0: {}/{}",
-                        delta > 0 ? "<=" : ">=",
-                        delta > 0 ? ">" : "<",
-                        start,
-                        limit),
-            "Range");
-    }
+    check_range_direction(start, limit, delta);
     // (limit - start) / delta can overflow to inf (range(0, 1e300, 1e-300)).
     const int64_t n = checked_count(std::ceil(std::abs((limit - start) / delta)), "Range");
     return on_default_device(host_tensor(
         Shape{n}, dtype, [&](int64_t i) { return start + static_cast<double>(i) * delta; }));
+}
+
+namespace {
+
+// tf.range's arguments become tensors of the requested dtype before the op runs: an integer dtype
+// that cannot hold one is TensorFlow's conversion error.
+void check_range_arg(int64_t v, DType dtype) {
+    const bool fits = dtype == DType::int32   ? std::in_range<int32_t>(v)
+                      : dtype == DType::uint8 ? std::in_range<uint8_t>(v)
+                                              : true;
+    if (!fits) {
+        throw errors::InvalidArgumentError(
+            fmt::format("Cannot convert {} to EagerTensor of dtype {}", v, dtype_name(dtype)),
+            "Range");
+    }
+}
+
+}  // namespace
+
+Tensor range(int64_t start, int64_t limit, int64_t delta) {
+    const bool small = std::in_range<int32_t>(start) && std::in_range<int32_t>(limit) &&
+                       std::in_range<int32_t>(delta);
+    return range(start, limit, delta, small ? DType::int32 : DType::int64);
+}
+
+Tensor range(int64_t limit) {
+    return range(0, limit, 1);
+}
+
+Tensor range(int64_t start, int64_t limit, int64_t delta, DType dtype) {
+    if (!is_integer(dtype)) {
+        return range(static_cast<double>(start),
+                     static_cast<double>(limit),
+                     static_cast<double>(delta),
+                     dtype);
+    }
+    for (int64_t v : {start, limit, delta})
+        check_range_arg(v, dtype);
+    check_range_direction(start, limit, delta);
+    // |limit - start| and the count in unsigned 64-bit arithmetic: no overflow for any int64 pair.
+    const uint64_t span = delta > 0 ? static_cast<uint64_t>(limit) - static_cast<uint64_t>(start)
+                                    : static_cast<uint64_t>(start) - static_cast<uint64_t>(limit);
+    const uint64_t step =
+        delta > 0 ? static_cast<uint64_t>(delta) : 0 - static_cast<uint64_t>(delta);
+    const uint64_t count = span / step + (span % step != 0 ? 1 : 0);
+    const int64_t n = checked_count(static_cast<double>(count), "Range");
+    Tensor t = Tensor::empty(Shape{n}, dtype);
+    visit_dtype(dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (std::is_integral_v<T>) {
+            auto* out = static_cast<T*>(t.mutable_raw_data());
+            // start + i * delta lies between start and limit, but i * delta alone may not fit
+            // int64 (range(INT64_MIN, INT64_MAX, INT64_MAX)): summed modulo 2^64.
+            for (int64_t i = 0; i < n; ++i) {
+                out[i] = static_cast<T>(
+                    static_cast<int64_t>(static_cast<uint64_t>(start) +
+                                         static_cast<uint64_t>(i) * static_cast<uint64_t>(delta)));
+            }
+        }
+    });
+    return on_default_device(t);
 }
 
 Tensor linspace(double start, double stop, int64_t num, DType dtype) {

@@ -4,11 +4,14 @@
 // output's (broadcast) shape, and the engine sums them down (NOTE [Un-broadcasting]).
 // CPU kernels: lib/kernels/cpu/{elementwise,unary,compare}_cpu.cpp.
 #include <numbers>
+#include <string>
+#include <utility>
 
 #include <tapeflow/ops/creation.hpp>
 #include <tapeflow/ops/math.hpp>
 
 #include "core/dtype_dispatch.hpp"
+#include "core/python_repr.hpp"
 #include "ops/apply.hpp"
 #include "ops/op_families.hpp"
 
@@ -94,6 +97,73 @@ Tensor scalar_like(const Tensor& like, double value) {
     return t;
 }
 
+namespace detail {
+namespace {
+
+[[noreturn]] void cannot_convert(const std::string& value, DType dtype) {
+    // TensorFlow's eager conversion message (pywrap_tensor.cc), the number as Python's repr.
+    throw errors::InvalidArgumentError(
+        fmt::format("Cannot convert {} to EagerTensor of dtype {}", value, dtype_name(dtype)));
+}
+
+// The exact integer scalar `value` in `like`'s integer dtype, on its device.
+template <class I>
+Tensor exact_integer(const Tensor& like, I value) {
+    const DType dtype = like.dtype();
+    const bool fits = visit_dtype(dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+            return std::in_range<T>(value);
+        } else {
+            return false;
+        }
+    });
+    if (!fits) cannot_convert(std::to_string(value), dtype);
+    Tensor t = Tensor::empty(Shape{}, dtype);
+    visit_dtype(dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (std::is_integral_v<T>) *static_cast<T*>(t.mutable_raw_data()) = T(value);
+    });
+    return like.device().is_cpu() ? t : t.to(like.device());
+}
+
+template <class F>
+Tensor floating(const Tensor& like, F value) {
+    if (!like.defined()) return scalar_like(like, value);  // raises its error
+    if (is_integer(like.dtype()) || like.dtype() == DType::bool_) {
+        cannot_convert(python_repr(value), like.dtype());
+    }
+    return scalar_like(like, static_cast<double>(value));
+}
+
+template <class I>
+Tensor integer(const Tensor& like, I value) {
+    if (!like.defined()) return scalar_like(like, 0);  // raises its error
+    if (like.dtype() == DType::bool_) cannot_convert(std::to_string(value), like.dtype());
+    if (is_integer(like.dtype())) return exact_integer(like, value);
+    return scalar_like(like, static_cast<double>(value));
+}
+
+}  // namespace
+
+Tensor float_operand(const Tensor& like, double value) {
+    return floating(like, value);
+}
+Tensor float_operand(const Tensor& like, float value) {
+    return floating(like, value);
+}
+Tensor int_operand(const Tensor& like, int64_t value) {
+    return integer(like, value);
+}
+Tensor uint_operand(const Tensor& like, uint64_t value) {
+    return integer(like, value);
+}
+Tensor bool_operand(const Tensor& like, bool value) {
+    return scalar_like(like, value ? 1.0 : 0.0);  // as before: true is 1 for every dtype
+}
+
+}  // namespace detail
+
 // ---- binary arithmetic ----
 
 Tensor add(const Tensor& x, const Tensor& y) {
@@ -105,8 +175,17 @@ Tensor subtract(const Tensor& x, const Tensor& y) {
 Tensor multiply(const Tensor& x, const Tensor& y) {
     return arithmetic(Op::multiply, x, y);
 }
+// TensorFlow's truediv casts integers to a float first (math_ops._TRUEDIV_TABLE: 8- and 16-bit
+// integers to float32, wider ones to float64), then runs RealDiv: integer x / 0 is inf or NaN.
 Tensor divide(const Tensor& x, const Tensor& y) {
+    if (x.defined() && y.defined() && x.dtype() == y.dtype() && is_integer(x.dtype())) {
+        const DType to = x.dtype() == DType::uint8 ? DType::float32 : DType::float64;
+        return arithmetic(Op::divide, cast(x, to), cast(y, to));
+    }
     return arithmetic(Op::divide, x, y);
+}
+Tensor truediv(const Tensor& x, const Tensor& y) {
+    return divide(x, y);
 }
 Tensor floordiv(const Tensor& x, const Tensor& y) {
     return arithmetic(Op::floordiv, x, y);

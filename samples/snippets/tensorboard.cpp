@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
     tf::Variable w(tf::random::normal({4, 1}), {.name = "dense/kernel"});
     const auto x = tf::random::normal({8, 4});
     const auto images = tf::random::uniform({2, 8, 8, 3});
-    const auto clips = 0.5f * tf::sin(tf::reshape(tf::range(0, 1600, 1), {1, 1600, 1}) / 10.f);
+    const auto clips = 0.5f * tf::sin(tf::reshape(tf::range(0.0, 1600.0), {1, 1600, 1}) / 10.f);
     tf::Graph graph;
 
     auto writer = tf::summary::create_file_writer("logs/run1");   // creates the directories

@@ -140,7 +140,7 @@ TEST_CASE("rank 2 and up: one row per line, blank lines between blocks", "[forma
 }
 
 TEST_CASE("long rows wrap at 75 columns", "[format]") {
-    CHECK(tf::range(0, 30).str() ==
+    CHECK(tf::range(0.0, 30.0).str() ==
           "tf.Tensor(\n"
           "[ 0.  1.  2.  3.  4.  5.  6.  7.  8.  9. 10. 11. 12. 13. 14. 15. 16. 17.\n"
           " 18. 19. 20. 21. 22. 23. 24. 25. 26. 27. 28. 29.], shape=(30,), dtype=float32)");
@@ -161,7 +161,7 @@ TEST_CASE("long rows wrap at 75 columns", "[format]") {
 
 TEST_CASE("more than 1000 elements: the middle of long axes is elided", "[format]") {
     // Widths come from the shown elements only; 1999 / 1 > 1000 makes float32 scientific.
-    CHECK(tf::range(0, 2000).str() ==
+    CHECK(tf::range(0.0, 2000.0).str() ==
           "tf.Tensor([0.000e+00 1.000e+00 2.000e+00 ... 1.997e+03 1.998e+03 1.999e+03], "
           "shape=(2000,), dtype=float32)");
     CHECK(tf::range(0, 2000, 1, tf::int32).str() ==

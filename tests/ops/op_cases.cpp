@@ -402,6 +402,33 @@ std::vector<Case> build_cases() {
            {tf::int32, tf::int64},
            tf::divide,
            false);
+    // TensorFlow's dtype rules (issue 32): integer / is truediv (uint8 -> float32, int32/int64 ->
+    // float64); C++ integer operands convert exactly, next to every integer dtype.
+    binary("truediv/int",
+           Op::divide,
+           Kind::small_int,
+           Kind::nonzero_int,
+           {tf::int32, tf::int64, tf::uint8},
+           tf::math::truediv,
+           false);
+    c.push_back({"operators/int_scalars",
+                 {Op::divide, Op::multiply, Op::add, Op::subtract},
+                 {{{3, 7}, Kind::small_int}},
+                 {tf::int32, tf::int64, tf::uint8},
+                 [](const V& x) {
+                     return V{x[0] / 2, 3 * x[0], x[0] + 1, 4 - x[0], 2 / (x[0] + 6)};
+                 },
+                 false});
+    c.push_back({"floormod/grad_inside",
+                 {Op::floormod},
+                 {{{4, 5}, Kind::positive}, {{5}, Kind::positive}},
+                 {tf::float32, tf::float64},
+                 [](const V& x) {
+                     // x in [2.6, 3) over y in [2.05, 2.2): floor(x / y) is 1 throughout, so the
+                     // finite differences see no jump; the y gradient is -g.
+                     return V{tf::floormod(x[0] * 0.25 + 2.5, x[1] * 0.1 + 2.0)};
+                 },
+                 true});
     binary(
         "floordiv", Op::floordiv, Kind::small_int, Kind::nonzero_int, kNums, tf::floordiv, false);
     binary(

@@ -829,6 +829,74 @@ std::vector<BadCall> table() {
          }},
 
         // ---- dtypes ----
+        // TensorFlow's conversion of a number operand (issue 32): no op runs, so the message is
+        // TensorFlow's own, quoting the number and the dtype.
+        {"int32 tensor * 2.5",
+         IA,
+         "Cannot convert 2.5 to EagerTensor of dtype int32",
+         [] {
+             (void)(tf::constant({1, 2}) * 2.5);
+         }},
+        {"int64 tensor + 5.0",
+         IA,
+         "Cannot convert 5.0 to EagerTensor of dtype int64",
+         [] {
+             (void)(tf::constant(int64_t{1}) + 5.0);
+         }},
+        {"0.0 / uint8 tensor",
+         IA,
+         "Cannot convert 0.0 to EagerTensor of dtype uint8",
+         [] {
+             (void)(0.0 / tf::constant({uint8_t{1}}));
+         }},
+        {"uint8 tensor + 300",
+         IA,
+         "Cannot convert 300 to EagerTensor of dtype uint8",
+         [] {
+             (void)(tf::constant({uint8_t{1}}) + 300);
+         }},
+        {"int32 tensor - 2^40",
+         IA,
+         "Cannot convert 1099511627776 to EagerTensor of dtype int32",
+         [] {
+             (void)(tf::constant({1}) - (int64_t{1} << 40));
+         }},
+        {"bool tensor + 1",
+         IA,
+         "Cannot convert 1 to EagerTensor of dtype bool",
+         [] {
+             (void)(tf::constant(true) + 1);
+         }},
+        {"range 300 as uint8",
+         IA,
+         "Cannot convert 300 to EagerTensor of dtype uint8 [Op:Range]",
+         [] {
+             tf::range(0, 300, 1, tf::uint8);
+         }},
+        {"range uint64 max",
+         IA,
+         "[Op:Range]",
+         [] {
+             tf::range(0, std::numeric_limits<uint64_t>::max());
+         }},
+        {"int floordiv by zero",
+         IA,
+         "Integer division by zero [Op:FloorDiv]",
+         [] {
+             tf::floordiv(tf::constant({4, 5}), tf::constant({1, 0}));
+         }},
+        {"int64 floormod by zero",
+         IA,
+         "Integer division by zero [Op:FloorMod]",
+         [] {
+             tf::floormod(tf::constant(int64_t{4}), tf::constant(int64_t{0}));
+         }},
+        {"truediv int32 by int64",
+         IA,
+         "[Op:RealDiv]",
+         [] {
+             (void)(tf::constant({4}) / tf::constant(int64_t{2}));
+         }},
         {"add dtypes",
          IA,
          "[Op:AddV2]",

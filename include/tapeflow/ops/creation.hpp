@@ -2,9 +2,11 @@
 // New tensors go to the default device (tf::device scope), the CPU unless a scope says otherwise.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include <tapeflow/core/export.hpp>
@@ -24,6 +26,16 @@ Tensor make_constant(const void* values,
                      const Shape& shape,
                      std::optional<DType> dtype);
 [[noreturn]] void throw_ragged(std::size_t expected, std::size_t got, int depth);
+/// InvalidArgumentError naming `op`: an unsigned argument above INT64_MAX.
+[[noreturn]] void throw_int_too_large(uint64_t value, const char* op);
+/// A C++ integer as the int64 a Python int argument is (unsigned values above INT64_MAX throw).
+template <std::integral I>
+int64_t python_int(I value, const char* op) {
+    if constexpr (std::is_unsigned_v<I> && sizeof(I) >= sizeof(int64_t)) {
+        if (value > static_cast<I>(INT64_MAX)) throw_int_too_large(value, op);
+    }
+    return static_cast<int64_t>(value);
+}
 }  // namespace detail
 
 /// A scalar: float -> float32, double -> float64, int -> int32, int64_t -> int64, bool -> bool.
@@ -99,6 +111,14 @@ Tensor constant(std::initializer_list<std::initializer_list<std::initializer_lis
 
 /// Every element `value`, converted to `dtype`.
 Tensor fill(const Shape& shape, double value, DType dtype = DType::float32);
+/// An integer `value` without a dtype infers one as tf.fill does from a Python int: int32, or
+/// int64 when the value needs it (fill({2}, 5) is int32, fill({2}, 5.0) float32).
+Tensor fill(const Shape& shape, int64_t value);
+template <std::integral I>
+requires(!std::is_same_v<I, bool>) Tensor
+    fill(const Shape& shape, I value) {  // exact match: wins over the double overload
+    return fill(shape, detail::python_int(value, "Fill"));
+}
 Tensor zeros(const Shape& shape, DType dtype = DType::float32);
 Tensor ones(const Shape& shape, DType dtype = DType::float32);
 /// Same shape, dtype and device as `like`.
@@ -108,6 +128,58 @@ Tensor ones_like(const Tensor& like);
 /// [start, start + delta, ...) up to but excluding `limit` (tf.range). delta == 0, or a delta that
 /// moves away from `limit`, throws InvalidArgumentError.
 Tensor range(double start, double limit, double delta = 1, DType dtype = DType::float32);
+/// Integer arguments, as tf.range infers from Python ints: int32, or int64 when an argument does
+/// not fit int32. Computed exactly in int64.
+Tensor range(int64_t start, int64_t limit, int64_t delta = 1);
+/// Integer arguments converted to `dtype` (default int32, as above); an integer dtype that cannot
+/// hold an argument throws InvalidArgumentError, a floating dtype computes as the double overload.
+Tensor range(int64_t start, int64_t limit, int64_t delta, DType dtype);
+/// [0, limit): tf.range(limit).
+Tensor range(int64_t limit);
+
+namespace detail {
+template <class T>
+concept RangeInt = std::integral<T> && !std::is_same_v<T, bool>;
+template <class T>
+concept RangeNumber = RangeInt<T> || std::floating_point<T>;
+}  // namespace detail
+
+// Overloads that route every mix of C++ number types to one of the three above without
+// ambiguity: integers of any type to the integer overloads (tf::range(0, 10), tf::range(0, 10, 2)),
+// a floating-point argument anywhere to the double one (tf::range(0, 1.5)).
+template <detail::RangeInt A, detail::RangeInt B, detail::RangeInt C = int64_t>
+Tensor range(A start, B limit, C delta = 1) {
+    return range(detail::python_int(start, "Range"),
+                 detail::python_int(limit, "Range"),
+                 detail::python_int(delta, "Range"));
+}
+template <detail::RangeInt A, detail::RangeInt B, detail::RangeInt C>
+Tensor range(A start, B limit, C delta, DType dtype) {
+    return range(detail::python_int(start, "Range"),
+                 detail::python_int(limit, "Range"),
+                 detail::python_int(delta, "Range"),
+                 dtype);
+}
+template <detail::RangeNumber A, detail::RangeNumber B>
+requires(std::floating_point<A> || std::floating_point<B>) Tensor range(A start, B limit) {
+    return range(static_cast<double>(start), static_cast<double>(limit));
+}
+template <detail::RangeNumber A, detail::RangeNumber B, detail::RangeNumber C>
+requires(std::floating_point<A> || std::floating_point<B> || std::floating_point<C>) Tensor
+    range(A start, B limit, C delta, DType dtype = DType::float32) {
+    return range(
+        static_cast<double>(start), static_cast<double>(limit), static_cast<double>(delta), dtype);
+}
+template <detail::RangeInt I>
+Tensor range(I limit) {
+    return range(detail::python_int(limit, "Range"));
+}
+/// tf.range(5.0): [0, limit) in float32.
+template <std::floating_point F>
+Tensor range(F limit) {
+    return range(0.0, static_cast<double>(limit));
+}
+
 /// `num` evenly spaced values from `start` to `stop`, both included (num == 1 gives [start]);
 /// num <= 0 throws InvalidArgumentError.
 Tensor linspace(double start, double stop, int64_t num, DType dtype = DType::float32);

@@ -52,9 +52,12 @@ Tensor add(const Tensor& x, const Tensor& y);
 Tensor subtract(const Tensor& x, const Tensor& y);
 /// x * y (TF Mul).
 Tensor multiply(const Tensor& x, const Tensor& y);
-/// True division for floats; integers divide with truncation toward zero like C++ (TF's
-/// truncatediv); division by zero of integers raises InvalidArgumentError.
+/// x / y, TensorFlow's truediv (tf.math.divide, Python's /): floats divide in their dtype;
+/// integers are cast first, uint8 to float32, int32 and int64 to float64, and then divided (so
+/// 1 / 0 is inf, as in TensorFlow). bool raises InvalidArgumentError.
 Tensor divide(const Tensor& x, const Tensor& y);
+/// The same as divide (tf.math.truediv).
+Tensor truediv(const Tensor& x, const Tensor& y);
 /// floor(x / y) (Python's //). No gradient (None). Integer division by zero raises
 /// InvalidArgumentError.
 Tensor floordiv(const Tensor& x, const Tensor& y);
@@ -174,10 +177,37 @@ Tensor cumprod(const Tensor& x, int64_t axis = 0, bool exclusive = false, bool r
 /// Matrix product of the last two axes, batch axes broadcasting (float32 and float64 use BLAS).
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a = false, bool transpose_b = false);
 
-// ---- Operators: a Tensor with a Tensor or an arithmetic scalar (converted to the tensor's dtype)
-// ----
+// ---- Operators: a Tensor with a Tensor or an arithmetic scalar ----
 template <class S>
 concept ArithmeticScalar = std::is_arithmetic_v<S>;
+
+namespace detail {
+/// The tensor a C++ number becomes next to `like` in an operator, converted to like's dtype as
+/// TensorFlow converts a Python number: a floating-point number with an integer or bool tensor
+/// raises InvalidArgumentError ("Cannot convert 2.5 to EagerTensor of dtype int32", also for 5.0),
+/// as does an integer that does not fit an integer dtype or any non-bool number with a bool
+/// tensor. Every other pair converts as scalar_like does.
+Tensor float_operand(const Tensor& like, double value);
+Tensor float_operand(const Tensor& like, float value);
+Tensor int_operand(const Tensor& like, int64_t value);
+Tensor uint_operand(const Tensor& like, uint64_t value);
+Tensor bool_operand(const Tensor& like, bool value);
+
+template <ArithmeticScalar S>
+Tensor scalar_operand(const Tensor& like, S s) {
+    if constexpr (std::is_same_v<S, bool>) {
+        return bool_operand(like, s);
+    } else if constexpr (std::is_same_v<S, float>) {
+        return float_operand(like, s);
+    } else if constexpr (std::is_floating_point_v<S>) {
+        return float_operand(like, static_cast<double>(s));
+    } else if constexpr (std::is_signed_v<S>) {
+        return int_operand(like, static_cast<int64_t>(s));
+    } else {
+        return uint_operand(like, static_cast<uint64_t>(s));
+    }
+}
+}  // namespace detail
 
 inline Tensor operator+(const Tensor& x, const Tensor& y) {
     return add(x, y);
@@ -188,6 +218,7 @@ inline Tensor operator-(const Tensor& x, const Tensor& y) {
 inline Tensor operator*(const Tensor& x, const Tensor& y) {
     return multiply(x, y);
 }
+/// TensorFlow's truediv: integer tensors give float32 (uint8) or float64 (int32, int64).
 inline Tensor operator/(const Tensor& x, const Tensor& y) {
     return divide(x, y);
 }
@@ -196,35 +227,35 @@ inline Tensor operator-(const Tensor& x) {
 }
 template <ArithmeticScalar S>
 Tensor operator+(const Tensor& x, S s) {
-    return add(x, scalar_like(x, static_cast<double>(s)));
+    return add(x, detail::scalar_operand(x, s));
 }
 template <ArithmeticScalar S>
 Tensor operator+(S s, const Tensor& x) {
-    return add(scalar_like(x, static_cast<double>(s)), x);
+    return add(detail::scalar_operand(x, s), x);
 }
 template <ArithmeticScalar S>
 Tensor operator-(const Tensor& x, S s) {
-    return subtract(x, scalar_like(x, static_cast<double>(s)));
+    return subtract(x, detail::scalar_operand(x, s));
 }
 template <ArithmeticScalar S>
 Tensor operator-(S s, const Tensor& x) {
-    return subtract(scalar_like(x, static_cast<double>(s)), x);
+    return subtract(detail::scalar_operand(x, s), x);
 }
 template <ArithmeticScalar S>
 Tensor operator*(const Tensor& x, S s) {
-    return multiply(x, scalar_like(x, static_cast<double>(s)));
+    return multiply(x, detail::scalar_operand(x, s));
 }
 template <ArithmeticScalar S>
 Tensor operator*(S s, const Tensor& x) {
-    return multiply(scalar_like(x, static_cast<double>(s)), x);
+    return multiply(detail::scalar_operand(x, s), x);
 }
 template <ArithmeticScalar S>
 Tensor operator/(const Tensor& x, S s) {
-    return divide(x, scalar_like(x, static_cast<double>(s)));
+    return divide(x, detail::scalar_operand(x, s));
 }
 template <ArithmeticScalar S>
 Tensor operator/(S s, const Tensor& x) {
-    return divide(scalar_like(x, static_cast<double>(s)), x);
+    return divide(detail::scalar_operand(x, s), x);
 }
 
 /// TensorFlow files the same functions under tf.math and tf.linalg.
@@ -241,7 +272,7 @@ using tapeflow::abs, tapeflow::add, tapeflow::add_n, tapeflow::argmax, tapeflow:
     tapeflow::reduce_std, tapeflow::reduce_sum, tapeflow::reduce_variance, tapeflow::round,
     tapeflow::rsqrt, tapeflow::sigmoid, tapeflow::sign, tapeflow::sin, tapeflow::softplus,
     tapeflow::sqrt, tapeflow::square, tapeflow::squared_difference, tapeflow::subtract,
-    tapeflow::tanh;
+    tapeflow::tanh, tapeflow::truediv;
 using tapeflow::cumprod;
 /// log(sigmoid(x)) = -softplus(-x), finite for every finite x; the same op as tf::nn::log_sigmoid.
 Tensor log_sigmoid(const Tensor& x);

@@ -74,16 +74,11 @@ struct Mul {
     }
 };
 
-/// Floats: IEEE division. Integers: truncation toward zero (TF's Div/TruncateDiv). The caller has
-/// rejected a zero divisor; min / -1 wraps to min instead of trapping.
+/// IEEE division (TF's RealDiv; floats only: tf::divide casts integers to a float first).
 struct Div {
     template <class T>
     TAPEFLOW_HD T operator()(T a, T b) const {
-        if constexpr (kSignedInt<T>) {
-            return b == T(-1) ? wrap_sub(T(0), a) : static_cast<T>(a / b);
-        } else {
-            return static_cast<T>(a / b);
-        }
+        return static_cast<T>(a / b);
     }
 };
 
