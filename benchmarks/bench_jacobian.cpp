@@ -124,10 +124,11 @@ int main(int argc, char** argv) {
     torch_jacobian_cases::register_tanh_layer(256);
     register_case("batch_jacobian", "tanh_layer_64x32", 64, 32, true);
     torch_jacobian_cases::register_batch_tanh_layer(64, 32);
-    for (const auto& [name, fn] : {std::pair{"mlp/forward_784_512_512_10/tapeflow", mlp_forward},
-                                   std::pair{"mlp/jvp_784_512_512_10/tapeflow", mlp_jvp},
-                                   std::pair{"mlp/gradient_784_512_512_10/tapeflow", mlp_gradient},
-                                   std::pair{"mlp/hvp_784_512_512_10/tapeflow", mlp_hvp}}) {
+    using MlpCase = std::pair<const char*, void (*)(benchmark::State&)>;
+    for (const auto& [name, fn] : {MlpCase{"mlp/forward_784_512_512_10/tapeflow", mlp_forward},
+                                   MlpCase{"mlp/jvp_784_512_512_10/tapeflow", mlp_jvp},
+                                   MlpCase{"mlp/gradient_784_512_512_10/tapeflow", mlp_gradient},
+                                   MlpCase{"mlp/hvp_784_512_512_10/tapeflow", mlp_hvp}}) {
         benchmark::RegisterBenchmark(name, fn)->UseRealTime()->Unit(benchmark::kMicrosecond);
     }
     benchmark::RunSpecifiedBenchmarks();

@@ -388,3 +388,65 @@ TEST_CASE("forward mode: the heat-equation residual of docs/autograd.md", "[forw
         CHECK(u_x.to_vector<double>()[i] ==
               Approx(std::exp(-p[2 * i]) * std::cos(p[2 * i + 1])).epsilon(1e-14));
 }
+
+TEST_CASE("every differentiable op-case row's JVP runs in float32, float16 and bfloat16",
+          "[forward][op_cases]") {
+    // The float64 JVP on the same (rounded) inputs and tangents is the reference; the tolerance is
+    // that of the row's results in that dtype, relative to max(1, |JVP|), times the few ops a rule
+    // chains.
+    const std::vector<std::pair<tf::DType, double>> dtypes{
+        {tf::float32, 1e-3}, {tf::float16, 6e-2}, {tf::bfloat16, 3e-1}};
+    std::string failures;
+    int checked = 0;
+    for (const Case& c : all_cases()) {
+        if (!c.grad) continue;
+        for (const auto& [d, tol] : dtypes) {
+            if (!runs_in(c, d) || !runs_in(c, tf::float64)) continue;
+            const std::vector<Tensor> x = make_inputs(c, d);
+            std::vector<Tensor> x64;
+            for (const Tensor& xi : x)
+                x64.push_back(xi.dtype() == d ? tf::cast(xi, tf::float64) : xi);
+            const std::vector<Source> s = sources_of(c, x64);
+            if (s.empty()) continue;
+            std::vector<Tensor> p, t, p64, t64;
+            for (const Source& src : s) {
+                p.push_back(x[src.at]);
+                t.push_back(tf::cast(src.direction, x[src.at].dtype()));
+                p64.push_back(x64[src.at]);
+                t64.push_back(tf::cast(t.back(), tf::float64));
+            }
+            auto jvps = [&](const std::vector<Tensor>& in,
+                            const std::vector<Tensor>& primals,
+                            const std::vector<Tensor>& tangents) {
+                const ForwardAccumulator acc(primals, tangents);
+                std::vector<Tensor> out;
+                for (const Tensor& y : c.f(in))
+                    out.push_back(acc.jvp(y, tf::UnconnectedGradients::zero));
+                return out;
+            };
+            const std::vector<Tensor> got = jvps(x, p, t);
+            const std::vector<Tensor> want = jvps(x64, p64, t64);
+            for (std::size_t k = 0; k < got.size(); ++k) {
+                if (want[k].dtype() != tf::float64 || want[k].num_elements() == 0) continue;
+                if (got[k].dtype() != d) {
+                    failures += "\n  " + c.name + "/" + std::string(tf::dtype_name(d)) +
+                                ": a tangent of another dtype";
+                    continue;
+                }
+                const double scale = 1 + max_abs(want[k]);
+                // A JVP beyond float16's range (65504) overflows there, as the op itself would:
+                // reduce_prod's rows reach 1e5 (the product times a sum of 70 tangent terms).
+                if (d == tf::float16 && scale > 3e4) continue;
+                const double err = max_abs(tf::subtract(tf::cast(got[k], tf::float64), want[k]));
+                if (!(err <= tol * scale)) {
+                    failures += "\n  " + c.name + "/" + std::string(tf::dtype_name(d)) +
+                                " output " + std::to_string(k) + ": off by " + std::to_string(err);
+                }
+            }
+            ++checked;
+        }
+    }
+    INFO("op-case rows whose low-precision JVPs are wrong:" << failures);
+    CHECK(failures.empty());
+    CHECK(checked > 100);
+}
