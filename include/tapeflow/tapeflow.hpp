@@ -6,6 +6,7 @@
 //     namespace tf = tapeflow;
 #pragma once
 
+#include <tapeflow/autograd/forward_accumulator.hpp>
 #include <tapeflow/autograd/gradient.hpp>
 #include <tapeflow/autograd/gradient_tape.hpp>
 #include <tapeflow/autograd/graph.hpp>

@@ -9,6 +9,8 @@
 #include <tapeflow/ops/array.hpp>
 #include <tapeflow/ops/creation.hpp>
 
+#include "autograd/forward_mode.hpp"
+
 namespace tapeflow {
 namespace {
 
@@ -104,6 +106,11 @@ bool any_tape_watches(std::span<const Tensor> inputs) {
     for (const TapeState* tape : active_tapes()) {
         if (watched_input(*tape, inputs)) return true;
     }
+    for (const AccumulatorState* acc : active_accumulators()) {  // forward mode differentiates too
+        for (const Tensor& in : inputs) {
+            if (is_floating(in.dtype()) && acc->tangents.count(in.id()) != 0) return true;
+        }
+    }
     return false;
 }
 
@@ -115,6 +122,7 @@ void record_operation(Op op,
         if (!watched_input(*tape, inputs)) continue;
         append_entry(*tape, op, inputs, outputs, attrs, op_def(op).save, nullptr);
     }
+    if (!active_accumulators().empty()) accumulate_operation(op, inputs, outputs, attrs);
 }
 
 void record_variable_read(const Variable& variable, const Tensor& value) {
@@ -132,6 +140,7 @@ void record_variable_read(const Variable& variable, const Tensor& value) {
         entry.input_ids[0] = id;  // the input is the variable, not the value read
         entry.attrs.set("variable", variable.name());
     }
+    if (!active_accumulators().empty()) accumulate_variable_read(variable, value);
 }
 
 void record_custom(std::span<const Tensor> inputs,
@@ -147,6 +156,7 @@ void record_custom(std::span<const Tensor> inputs,
                      Save::inputs_and_output,
                      backward);
     }
+    if (!active_accumulators().empty()) accumulate_custom(inputs, output, *backward);
 }
 
 std::pmr::memory_resource* tape_block_pool() {
@@ -465,14 +475,11 @@ Gradient jacobian_by_rows(TapeState& tape,
     return parts.size() == 1 ? parts[0] : concat(parts, 0);
 }
 
-Tensor jacobian_impl(TapeState& tape,
-                     const Tensor& target,
-                     const Sources& source,
-                     const JacobianOptions& options) {
-    check_jacobian_options(tape, options);
-    begin_gradient(tape, {target}, GradientOptions{});
-    const Gradient rows = jacobian_by_rows(tape, target, source, options);
-    end_gradient(tape);
+// The jacobian from the rows (undefined: unconnected), shaped target.shape + source.shape.
+Tensor jacobian_from_rows(const Gradient& rows,
+                          const Tensor& target,
+                          const Sources& source,
+                          const JacobianOptions& options) {
     if (!rows.defined() && options.unconnected_gradients == UnconnectedGradients::none) return {};
     const TensorMeta& sm = source.meta[0];
     std::vector<int64_t> dims = target.shape().dims();
@@ -484,7 +491,27 @@ Tensor jacobian_impl(TapeState& tape,
     return reshape(rows.dense(), Shape(dims));
 }
 
+Tensor jacobian_impl(TapeState& tape,
+                     const Tensor& target,
+                     const Sources& source,
+                     const JacobianOptions& options) {
+    check_jacobian_options(tape, options);
+    begin_gradient(tape, {target}, GradientOptions{});
+    const Gradient rows = jacobian_by_rows(tape, target, source, options);
+    end_gradient(tape);
+    return jacobian_from_rows(rows, target, source, options);
+}
+
 }  // namespace
+
+Tensor jacobian_on_tape(TapeState& tape,
+                        const Tensor& target,
+                        const Tensor& source,
+                        UnconnectedGradients unconnected) {
+    const Sources src = sources_of(std::vector<Tensor>{source});
+    const JacobianOptions options{.unconnected_gradients = unconnected};
+    return jacobian_from_rows(jacobian_by_rows(tape, target, src, options), target, src, options);
+}
 
 Tensor GradientTape::jacobian(const Tensor& target,
                               const Tensor& source,
@@ -576,15 +603,18 @@ Tensor custom_gradient(const std::vector<Tensor>& inputs,
     }
     Tensor y;
     {
-        // Forward runs with every tape of this thread paused.
+        // Forward runs with every tape and forward accumulator of this thread paused.
         std::vector<TapeState*> paused = std::exchange(active_tapes(), {});
+        std::vector<AccumulatorState*> paused_acc = std::exchange(active_accumulators(), {});
         try {
             y = forward(inputs);
         } catch (...) {
             active_tapes() = std::move(paused);
+            active_accumulators() = std::move(paused_acc);
             throw;
         }
         active_tapes() = std::move(paused);
+        active_accumulators() = std::move(paused_acc);
     }
     if (!y.defined())
         throw errors::InvalidArgumentError("custom_gradient: forward returned an undefined tensor");

@@ -91,17 +91,24 @@ struct TapeState {
 /// The recording tapes of this thread, innermost last.
 std::vector<TapeState*>& active_tapes();
 
-/// Cheap check apply() makes before anything else: is any tape recording on this thread?
+struct AccumulatorState;  // a ForwardAccumulator's state (forward_mode.hpp)
+/// The recording forward accumulators of this thread, innermost last.
+std::vector<AccumulatorState*>& active_accumulators();
+
+/// Cheap check apply() makes before anything else: is any tape or forward accumulator recording
+/// on this thread?
 inline bool any_tape_recording() {
-    return !active_tapes().empty();
+    return !active_tapes().empty() || !active_accumulators().empty();
 }
 
-/// Whether a recording tape would record an op reading `inputs` (one is watched and floating).
+/// Whether a recording tape would record an op reading `inputs` (one is watched and floating), or
+/// a recording forward accumulator has a tangent for one.
 /// Gradient rows with a fused backward kernel that no tape can differentiate run their composite
 /// of differentiable ops instead when it is true: higher derivatives are being recorded.
 bool any_tape_watches(std::span<const Tensor> inputs);
 
-/// Offers a finished op to every recording tape (called by apply()).
+/// Offers a finished op to every recording tape, then to every recording forward accumulator
+/// (called by apply()).
 void record_operation(Op op,
                       std::span<const Tensor> inputs,
                       std::span<const Tensor> outputs,
@@ -131,6 +138,13 @@ std::vector<Gradient> compute_gradients(TapeState& tape,
                                         const GradientOptions& options,
                                         const SourceReadyFn& on_ready = {},
                                         int batch_dims = 0);
+
+/// GradientTape::jacobian on `tape`'s entries without consuming it or checking persistence (the
+/// walks are recorded by whatever records now): tf::hessians' second walk.
+Tensor jacobian_on_tape(TapeState& tape,
+                        const Tensor& target,
+                        const Tensor& source,
+                        UnconnectedGradients unconnected);
 
 /// GradientTape::gradient(target, variables) that hands each variable's gradient to `on_ready` as
 /// soon as it is final instead of returning them all (optimizers' gate_none).

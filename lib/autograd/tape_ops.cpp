@@ -9,7 +9,8 @@ const OpDef kTapeOps[] = {
     {Op::read_variable,
      Save::nothing,
      [](const GradCtx& c) -> Grads { return {c.grad()}; },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::custom_gradient, Save::inputs_and_output, nullptr},
 };
 

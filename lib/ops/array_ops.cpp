@@ -600,19 +600,39 @@ Grads broadcast_to_grad(const GradCtx& c) {
 }
 
 const OpDef kArrayOps[] = {
-    {Op::reshape, Save::nothing, reshape_back, kBatchable},      // same elements, other shape
-    {Op::expand_dims, Save::nothing, reshape_back, kBatchable},  // same elements, other shape
-    {Op::squeeze, Save::nothing, reshape_back, kBatchable},      // same elements, other shape
-    {Op::stop_gradient, Save::nothing, nullptr},                 // no gradient by definition
-    {Op::transpose, Save::nothing, transpose_grad, kBatchable},  // y = P x  ->  dx = P^-1 dy
-    {Op::concat, Save::nothing, concat_grad, kBatchable},        // dx_i = dy[piece i along axis]
-    {Op::stack, Save::nothing, stack_grad, kBatchable},          // dx_i = dy[i along axis]
-    {Op::unstack, Save::nothing, unstack_grad, kBatchable},      // dx = stack(dy_i)
-    {Op::split, Save::nothing, split_grad, kBatchable},          // dx = concat(dy_i)
-    {Op::split_v, Save::nothing, split_grad, kBatchable},        // dx = concat(dy_i)
-    {Op::tile, Save::nothing, tile_grad, kBatchable},            // dx = sum over the copies of dy
-    {Op::broadcast_to, Save::nothing, broadcast_to_grad, kBatchable},  // dx = dy summed
-    {Op::shape, Save::nothing, nullptr},                               // integer output
+    {Op::reshape,
+     Save::nothing,
+     reshape_back,
+     kBatchable,
+     jvp_linear},  // same elements, other shape
+    {Op::expand_dims,
+     Save::nothing,
+     reshape_back,
+     kBatchable,
+     jvp_linear},  // same elements, other shape
+    {Op::squeeze,
+     Save::nothing,
+     reshape_back,
+     kBatchable,
+     jvp_linear},                                 // same elements, other shape
+    {Op::stop_gradient, Save::nothing, nullptr},  // no gradient by definition
+    {Op::transpose,
+     Save::nothing,
+     transpose_grad,
+     kBatchable,
+     jvp_linear},  // y = P x  ->  dx = P^-1 dy
+    {Op::concat,
+     Save::nothing,
+     concat_grad,
+     kBatchable,
+     jvp_linear},  // dx_i = dy[piece i along axis]
+    {Op::stack, Save::nothing, stack_grad, kBatchable, jvp_linear},      // dx_i = dy[i along axis]
+    {Op::unstack, Save::nothing, unstack_grad, kBatchable, jvp_linear},  // dx = stack(dy_i)
+    {Op::split, Save::nothing, split_grad, kBatchable, jvp_linear},      // dx = concat(dy_i)
+    {Op::split_v, Save::nothing, split_grad, kBatchable, jvp_linear},    // dx = concat(dy_i)
+    {Op::tile, Save::nothing, tile_grad, kBatchable, jvp_linear},  // dx = sum over the copies of dy
+    {Op::broadcast_to, Save::nothing, broadcast_to_grad, kBatchable, jvp_linear},  // dx = dy summed
+    {Op::shape, Save::nothing, nullptr},                                           // integer output
 };
 
 }  // namespace

@@ -122,7 +122,11 @@ Grads attention_grad(const GradCtx& c) {
 }
 
 const OpDef kAttentionOps[] = {
-    {Op::attention, Save::inputs_and_output, attention_grad},  // see attention_composite
+    {Op::attention,
+     Save::inputs_and_output,
+     attention_grad,
+     kNotBatchable,
+     jvp_by_double_vjp},  // see attention_composite
     // Runs only where no tape records it (attention_grad above), so it needs no formula.
     {Op::attention_grad, Save::nothing, nullptr},
 };

@@ -74,12 +74,28 @@ Grads backprop_filter_grad(const GradCtx& c) {
 }
 
 const OpDef kConvOps[] = {
-    {Op::conv2d, Save::inputs, forward_grad<kConv2d>},
-    {Op::conv2d_backprop_input, Save::inputs, backprop_input_grad<kConv2d>},
-    {Op::conv2d_backprop_filter, Save::inputs, backprop_filter_grad<kConv2d>},
-    {Op::depthwise_conv2d, Save::inputs, forward_grad<kDepthwise>},
-    {Op::depthwise_conv2d_backprop_input, Save::inputs, backprop_input_grad<kDepthwise>},
-    {Op::depthwise_conv2d_backprop_filter, Save::inputs, backprop_filter_grad<kDepthwise>},
+    {Op::conv2d, Save::inputs, forward_grad<kConv2d>, kNotBatchable, jvp_bilinear},
+    {Op::conv2d_backprop_input,
+     Save::inputs,
+     backprop_input_grad<kConv2d>,
+     kNotBatchable,
+     jvp_bilinear},
+    {Op::conv2d_backprop_filter,
+     Save::inputs,
+     backprop_filter_grad<kConv2d>,
+     kNotBatchable,
+     jvp_bilinear},
+    {Op::depthwise_conv2d, Save::inputs, forward_grad<kDepthwise>, kNotBatchable, jvp_bilinear},
+    {Op::depthwise_conv2d_backprop_input,
+     Save::inputs,
+     backprop_input_grad<kDepthwise>,
+     kNotBatchable,
+     jvp_bilinear},
+    {Op::depthwise_conv2d_backprop_filter,
+     Save::inputs,
+     backprop_filter_grad<kDepthwise>,
+     kNotBatchable,
+     jvp_bilinear},
 };
 
 bool is_16bit(DType d) {

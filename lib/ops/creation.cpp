@@ -267,8 +267,18 @@ Tensor identity(const Tensor& x) {
 
 namespace {
 
+// A float-to-float cast casts the tangent; integer outputs carry none (the engine drops them).
+Tangents cast_jvp(const JvpCtx& c) {
+    if (!is_floating(c.out[0].dtype())) return {Tensor()};
+    return {cast(c.t(0), c.out[0].dtype())};
+}
+
 const OpDef kCreationOps[] = {
-    {Op::identity, Save::nothing, [](const GradCtx& c) -> Grads { return {c.grad()}; }, kBatchable},
+    {Op::identity,
+     Save::nothing,
+     [](const GradCtx& c) -> Grads { return {c.grad()}; },
+     kBatchable,
+     jvp_self_adjoint},
     // Cast: the gradient casts back when both dtypes are floating; integer casts cut the graph.
     {Op::cast,
      Save::nothing,
@@ -277,7 +287,8 @@ const OpDef kCreationOps[] = {
          if (!is_floating(from) || !is_floating(c.out_meta[0].dtype)) return {Gradient()};
          return {cast(c.grad(), from)};
      },
-     kBatchable},
+     kBatchable,
+     cast_jvp},
     {Op::fill, Save::nothing, nullptr},
     {Op::one_hot, Save::nothing, nullptr},
 };

@@ -390,6 +390,22 @@ Grads sqrt_grad(const GradCtx& c) {
     return {where(equal(g, zero), zero, divide(multiply(g, scalar(g, 0.5)), c.out[0]))};
 }
 
+// d(x/y) = (t_x - z t_y) / y, z = x/y.
+Tangents divide_jvp(const JvpCtx& c) {
+    const Tensor& y = c.in[1];
+    Tensor num = c.has(0) ? c.t(0) : Tensor();
+    if (c.has(1)) {
+        const Tensor zt = multiply(c.out[0], c.t(1));
+        num = num.defined() ? subtract(num, zt) : negative(zt);
+    }
+    return {divide(num, y)};
+}
+
+// d sqrt(x) = t / (2 sqrt(x)) (the gradient's g == 0 guard would cut the tangent's derivative).
+Tangents sqrt_jvp(const JvpCtx& c) {
+    return {divide(multiply(c.t(0), scalar(c.t(0), 0.5)), c.out[0])};
+}
+
 Grads add_n_grad(const GradCtx& c) {
     return Grads(c.in_meta.size(), Gradient(c.grad()));
 }
@@ -401,19 +417,22 @@ const OpDef kElementwiseOps[] = {
      [](const GradCtx& c) -> Grads {
          return {c.grad(), c.grad()};
      },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::subtract,
      Save::nothing,
      [](const GradCtx& c) -> Grads {
          return {c.grad(), negative(c.grad())};
      },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::multiply,
      Save::inputs,  // (xy)' = (y, x)
      [](const GradCtx& c) -> Grads {
          return {multiply(c.grad(), c.in[1]), multiply(c.in[0], c.grad())};
      },
-     kBatchable},
+     kBatchable,
+     jvp_bilinear},
     {Op::divide,
      Save::inputs,  // (x/y)' = (1/y, -x/y^2)
      [](const GradCtx& c) -> Grads {
@@ -421,17 +440,23 @@ const OpDef kElementwiseOps[] = {
          const Tensor& y = c.in[1];
          return {divide(g, y), multiply(g, divide(divide(negative(c.in[0]), y), y))};
      },
-     kBatchable},
+     kBatchable,
+     divide_jvp},
     {Op::floordiv, Save::nothing, nullptr},  // piecewise constant: TF gives None
     {Op::floormod,
      Save::inputs,  // x - floor(x/y) y: (1, -floor(x/y))
      [](const GradCtx& c) -> Grads {
          return {c.grad(), multiply(c.grad(), negative(floordiv(c.in[0], c.in[1])))};
      },
-     kBatchable},
-    {Op::pow, Save::inputs_and_output, pow_grad, kBatchable},  // (x^y)' = (y x^(y-1), x^y ln x)
-    {Op::maximum, Save::inputs, max_min_grad<true>, kBatchable},
-    {Op::minimum, Save::inputs, max_min_grad<false>, kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
+    {Op::pow,
+     Save::inputs_and_output,
+     pow_grad,
+     kBatchable,
+     jvp_self_adjoint},  // (x^y)' = (y x^(y-1), x^y ln x)
+    {Op::maximum, Save::inputs, max_min_grad<true>, kBatchable, jvp_self_adjoint},
+    {Op::minimum, Save::inputs, max_min_grad<false>, kBatchable, jvp_self_adjoint},
     {Op::squared_difference,
      Save::inputs,  // ((x-y)^2)' = (2(x-y), -2(x-y))
      [](const GradCtx& c) -> Grads {
@@ -439,7 +464,8 @@ const OpDef kElementwiseOps[] = {
              multiply(multiply(scalar(c.grad(), 2), c.grad()), subtract(c.in[0], c.in[1]));
          return {d, negative(d)};
      },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::divide_no_nan,
      Save::inputs,  // as divide, with 0 wherever y == 0
      [](const GradCtx& c) -> Grads {
@@ -448,82 +474,97 @@ const OpDef kElementwiseOps[] = {
          return {divide_no_nan(g, y),
                  multiply(g, divide_no_nan(divide_no_nan(negative(c.in[0]), y), y))};
      },
-     kBatchable},
-    {Op::add_n, Save::nothing, add_n_grad, kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
+    {Op::add_n, Save::nothing, add_n_grad, kBatchable, jvp_self_adjoint},
     {Op::negative,
      Save::nothing,
      [](const GradCtx& c) -> Grads { return {negative(c.grad())}; },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::abs,
      Save::inputs,  // |x|' = sign(x)
      [](const GradCtx& c) -> Grads { return {multiply(c.grad(), sign(c.in[0]))}; },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::sign,
      Save::nothing,  // TF gives zeros, not None
      [](const GradCtx& c) -> Grads { return {zeros_like(c.grad())}; },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::exp,
      Save::output,  // (e^x)' = e^x
      [](const GradCtx& c) -> Grads { return {multiply(c.grad(), c.out[0])}; },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::expm1,
      Save::inputs,  // (e^x - 1)' = e^x
      [](const GradCtx& c) -> Grads { return {multiply(c.grad(), exp(c.in[0]))}; },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::log,
      Save::inputs,  // (ln x)' = 1/x
      [](const GradCtx& c) -> Grads { return {multiply(c.grad(), reciprocal(c.in[0]))}; },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::log1p,
      Save::inputs,  // ln(1+x)' = 1/(1+x)
      [](const GradCtx& c) -> Grads {
          const Tensor& x = c.in[0];
          return {multiply(c.grad(), reciprocal(add(scalar(x, 1), x)))};
      },
-     kBatchable},
-    {Op::sqrt, Save::output, sqrt_grad, kBatchable},  // (sqrt x)' = 0.5 / sqrt(x)
+     kBatchable,
+     jvp_self_adjoint},
+    {Op::sqrt, Save::output, sqrt_grad, kBatchable, sqrt_jvp},  // (sqrt x)' = 0.5 / sqrt(x)
     {Op::rsqrt,
      Save::output,  // (x^-1/2)' = -0.5 y^3
      [](const GradCtx& c) -> Grads {
          const Tensor& y = c.out[0];
          return {multiply(multiply(scalar(y, -0.5), multiply(c.grad(), y)), multiply(y, y))};
      },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::square,
      Save::inputs,  // (x^2)' = 2x
      [](const GradCtx& c) -> Grads {
          return {multiply(c.grad(), multiply(scalar(c.in[0], 2), c.in[0]))};
      },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::reciprocal,
      Save::output,  // (1/x)' = -y^2
      [](const GradCtx& c) -> Grads {
          const Tensor& y = c.out[0];
          return {multiply(multiply(negative(c.grad()), y), y)};
      },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::sin,
      Save::inputs,  // sin' = cos
      [](const GradCtx& c) -> Grads { return {multiply(c.grad(), cos(c.in[0]))}; },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::cos,
      Save::inputs,  // cos' = -sin
      [](const GradCtx& c) -> Grads { return {multiply(negative(c.grad()), sin(c.in[0]))}; },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::tanh,
      Save::output,  // tanh' = 1 - y^2
      [](const GradCtx& c) -> Grads {
          const Tensor& y = c.out[0];
          return {multiply(c.grad(), subtract(scalar(y, 1), multiply(y, y)))};
      },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::sigmoid,
      Save::output,  // sigmoid' = y (1 - y)
      [](const GradCtx& c) -> Grads {
          const Tensor& y = c.out[0];
          return {multiply(multiply(c.grad(), y), subtract(scalar(y, 1), y))};
      },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::erf,
      Save::inputs,  // erf' = 2/sqrt(pi) e^(-x^2)
      [](const GradCtx& c) -> Grads {
@@ -531,7 +572,8 @@ const OpDef kElementwiseOps[] = {
          const Tensor k = scalar(x, 2 * std::numbers::inv_sqrtpi);
          return {multiply(multiply(c.grad(), k), exp(negative(square(x))))};
      },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::floor, Save::nothing, nullptr},  // TF gives None for floor, ceil and round
     {Op::ceil, Save::nothing, nullptr},
     {Op::round, Save::nothing, nullptr},
@@ -541,7 +583,8 @@ const OpDef kElementwiseOps[] = {
          const Tensor& x = c.in[0];
          return {divide(c.grad(), add(exp(negative(x)), scalar(x, 1)))};
      },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::equal, Save::nothing, nullptr},
     {Op::not_equal, Save::nothing, nullptr},
     {Op::less, Save::nothing, nullptr},
@@ -559,7 +602,8 @@ const OpDef kElementwiseOps[] = {
          const Tensor zero = scalar(g, 0);
          return {Gradient(), where(cond, g, zero), where(cond, zero, g)};
      },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
 };
 
 }  // namespace

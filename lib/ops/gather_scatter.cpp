@@ -174,15 +174,17 @@ Grads unsorted_segment_sum_grad(const GradCtx& c) {
 }
 
 const OpDef kGatherScatterOps[] = {
-    {Op::gather, Save::inputs, gather_grad},
-    {Op::gather_nd, Save::inputs, gather_nd_grad},
+    {Op::gather, Save::inputs, gather_grad, kNotBatchable, jvp_linear},
+    {Op::gather_nd, Save::inputs, gather_nd_grad, kNotBatchable, jvp_linear},
     // ScatterNd: d/d(updates) gathers the gradient at the same indices; indices have none.
     {Op::scatter_nd,
      Save::inputs,
      [](const GradCtx& c) -> Grads {
          return {Gradient(), gather_nd(c.grad(), c.in[0])};
-     }},
-    {Op::unsorted_segment_sum, Save::inputs, unsorted_segment_sum_grad},
+     },
+     kNotBatchable,
+     jvp_linear},
+    {Op::unsorted_segment_sum, Save::inputs, unsorted_segment_sum_grad, kNotBatchable, jvp_linear},
 };
 
 }  // namespace

@@ -71,7 +71,11 @@ Grads layer_norm_grad(const GradCtx& c) {
 }
 
 const OpDef kLayerNormOps[] = {
-    {Op::layer_norm, Save::inputs_and_output, layer_norm_grad},  // see layer_norm_composite
+    {Op::layer_norm,
+     Save::inputs_and_output,
+     layer_norm_grad,
+     kNotBatchable,
+     jvp_by_double_vjp},  // see layer_norm_composite
     // Runs only where no tape records it (layer_norm_grad above), so it needs no formula.
     {Op::layer_norm_grad, Save::nothing, nullptr},
 };

@@ -93,8 +93,8 @@ Grads matmul_grad(const GradCtx& c) {
 
 const OpDef kLinalgOps[] = {
     // Batchable: a batched g (one more leading axis) makes these batch matmuls that broadcast.
-    {Op::matmul, Save::inputs, matmul_grad, kBatchable},        // dA = g B^T, dB = A^T g
-    {Op::batch_matmul, Save::inputs, matmul_grad, kBatchable},  // the same per batch
+    {Op::matmul, Save::inputs, matmul_grad, kBatchable, jvp_bilinear},  // dA = g B^T, dB = A^T g
+    {Op::batch_matmul, Save::inputs, matmul_grad, kBatchable, jvp_bilinear},  // the same per batch
 };
 
 }  // namespace

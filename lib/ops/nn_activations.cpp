@@ -73,6 +73,13 @@ Grads log_softmax_grad(const GradCtx& c) {
     return {subtract(c.grad(), multiply(sum, exp(y)))};
 }
 
+// d log_softmax(x) = t - sum(softmax(x) t) along the axis.
+Tangents log_softmax_jvp(const JvpCtx& c) {
+    const int64_t axis = c.attrs.get<int64_t>("axis");
+    const Tensor& t = c.t(0);
+    return {subtract(t, reduce_sum(multiply(exp(c.out[0]), t), axis, true))};
+}
+
 // Rows: the activation's gradient is its *Grad op; a *Grad op's gradient w.r.t. the upstream
 // gradient is the same *Grad op, and w.r.t. the features zero (piecewise linear) or, for elu and
 // selu (whose *Grad reads the outputs y), g_in * gg where y < 0 (TF _EluGradGrad/_SeluGradGrad).
@@ -80,27 +87,32 @@ const OpDef kActivationOps[] = {
     {Op::relu,
      Save::inputs,  // relu' = [x > 0]
      [](const GradCtx& c) -> Grads { return {activation_grad(Op::relu_grad, c.grad(), c.in[0])}; },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::relu_grad,
      Save::inputs,  // linear in g; piecewise constant in x
      [](const GradCtx& c) -> Grads {
          return {activation_grad(Op::relu_grad, c.grad(), c.in[1]), zeros_like(c.grad())};
      },
-     kBatchable},
+     kBatchable,
+     jvp_linear_in_first},
     {Op::relu6,
      Save::inputs,  // relu6' = [0 < x < 6]
      [](const GradCtx& c) -> Grads { return {activation_grad(Op::relu6_grad, c.grad(), c.in[0])}; },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::relu6_grad,
      Save::inputs,
      [](const GradCtx& c) -> Grads {
          return {activation_grad(Op::relu6_grad, c.grad(), c.in[1]), zeros_like(c.grad())};
      },
-     kBatchable},
+     kBatchable,
+     jvp_linear_in_first},
     {Op::elu,
      Save::output,  // elu' = y + 1 where y < 0, else 1
      [](const GradCtx& c) -> Grads { return {activation_grad(Op::elu_grad, c.grad(), c.out[0])}; },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::elu_grad,
      Save::inputs,  // d/dy [g (y + 1)] = g where y < 0
      [](const GradCtx& c) -> Grads {
@@ -109,11 +121,13 @@ const OpDef kActivationOps[] = {
          return {activation_grad(Op::elu_grad, c.grad(), y),
                  where(neg, multiply(c.grad(), c.in[0]), zeros_like(y))};
      },
-     kBatchable},
+     kBatchable,
+     jvp_by_double_vjp},
     {Op::selu,
      Save::output,  // selu' = y + scale alpha where y < 0, else scale
      [](const GradCtx& c) -> Grads { return {activation_grad(Op::selu_grad, c.grad(), c.out[0])}; },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::selu_grad,
      Save::inputs,  // d/dy [g (y + scale alpha)] = g where y < 0
      [](const GradCtx& c) -> Grads {
@@ -122,17 +136,20 @@ const OpDef kActivationOps[] = {
          return {activation_grad(Op::selu_grad, c.grad(), y),
                  where(neg, multiply(c.grad(), c.in[0]), zeros_like(y))};
      },
-     kBatchable},
+     kBatchable,
+     jvp_by_double_vjp},
     {Op::leaky_relu,
      Save::inputs,  // leaky_relu' = 1 where x > 0, else alpha
      [](const GradCtx& c) -> Grads { return {leaky_relu_grad(c.grad(), c.in[0], alpha_of(c))}; },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::leaky_relu_grad,
      Save::inputs,
      [](const GradCtx& c) -> Grads {
          return {leaky_relu_grad(c.grad(), c.in[1], alpha_of(c)), zeros_like(c.grad())};
      },
-     kBatchable},
+     kBatchable,
+     jvp_linear_in_first},
     // The smooth activations: element-wise primitives (the unary kernel table); the derivatives are
     // written with public ops, so every order is differentiable.
     {Op::gelu,
@@ -145,7 +162,8 @@ const OpDef kActivationOps[] = {
              multiply(scalar_like(x, kInvSqrt2Pi), exp(multiply(scalar_like(x, -0.5), square(x))));
          return {multiply(c.grad(), add(cdf, multiply(x, pdf)))};
      },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::gelu_approximate,
      Save::inputs,  // (1 + t) / 2 + x (1 - t^2) k (1 + 3 a x^2) / 2, t = tanh(k (x + a x^3))
      [](const GradCtx& c) -> Grads {
@@ -159,7 +177,8 @@ const OpDef kActivationOps[] = {
          const Tensor d = add(add(one, t), multiply(multiply(x, subtract(one, square(t))), dinner));
          return {multiply(c.grad(), multiply(scalar_like(x, 0.5), d))};
      },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::silu,
      Save::inputs,  // s (1 + x (1 - s)), s = sigmoid(x)
      [](const GradCtx& c) -> Grads {
@@ -168,20 +187,27 @@ const OpDef kActivationOps[] = {
          const Tensor one = scalar_like(x, 1);
          return {multiply(c.grad(), multiply(s, add(one, multiply(x, subtract(one, s)))))};
      },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::softsign,
      Save::inputs,  // 1 / (1 + |x|)^2 (TF SoftsignGrad)
      [](const GradCtx& c) -> Grads {
          const Tensor& x = c.in[0];
          return {divide(c.grad(), square(add(scalar_like(x, 1), abs(x))))};
      },
-     kBatchable},
+     kBatchable,
+     jvp_self_adjoint},
     {Op::log_sigmoid,
      Save::inputs,  // sigmoid(-x)
      [](const GradCtx& c) -> Grads { return {multiply(c.grad(), sigmoid(negative(c.in[0])))}; },
-     kBatchable},
-    {Op::softmax, Save::output, softmax_grad, kBatchable},          // J = diag(y) - y y^T
-    {Op::log_softmax, Save::output, log_softmax_grad, kBatchable},  // J = I - 1 softmax^T
+     kBatchable,
+     jvp_self_adjoint},
+    {Op::softmax, Save::output, softmax_grad, kBatchable, jvp_self_adjoint},  // J = diag(y) - y y^T
+    {Op::log_softmax,
+     Save::output,
+     log_softmax_grad,
+     kBatchable,
+     log_softmax_jvp},  // J = I - 1 softmax^T
 };
 
 }  // namespace

@@ -27,7 +27,11 @@ Grads bias_add_grad(const GradCtx& c) {
 }
 
 const OpDef kLayerOps[] = {
-    {Op::bias_add, Save::nothing, bias_add_grad, kBatchable},  // (x + b)' = (1, sum but channel)
+    {Op::bias_add,
+     Save::nothing,
+     bias_add_grad,
+     kBatchable,
+     jvp_linear},  // (x + b)' = (1, sum but channel)
 };
 
 }  // namespace

@@ -60,14 +60,16 @@ const OpDef kLossOps[] = {
          return {multiply(g, subtract(nn::softmax(logits), c.in[1])),
                  multiply(g, negative(nn::log_softmax(logits)))};
      },
-     kBatchable},
+     kBatchable,
+     jvp_by_double_vjp},
     {Op::sparse_softmax_xent,
      Save::inputs,  // softmax(x) - onehot(label), labels have none
      [](const GradCtx& c) -> Grads {
          return {multiply(expand_dims(c.grad(), -1), sparse_xent_grad(c.in[0], c.in[1])),
                  Gradient()};
      },
-     kBatchable},
+     kBatchable,
+     jvp_by_double_vjp},
     {Op::sparse_xent_grad,
      Save::inputs,  // d softmax(x) = diag(s) - s s^T
      [](const GradCtx& c) -> Grads {
@@ -75,7 +77,8 @@ const OpDef kLossOps[] = {
          const Tensor& g = c.grad();
          return {multiply(s, subtract(g, reduce_sum(multiply(g, s), -1, true))), Gradient()};
      },
-     kBatchable},
+     kBatchable,
+     jvp_by_double_vjp},
 };
 
 }  // namespace

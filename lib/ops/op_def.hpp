@@ -4,7 +4,9 @@
 // tapeflow ops, so they run on every device and are themselves differentiable (higher order).
 // Broadcasting is undone by the engine (NOTE [Un-broadcasting] in lib/autograd/backward.cpp).
 // Rows flagged `batchable` also run with gradients that carry extra leading batch dims
-// (NOTE [Vectorized jacobians] in lib/autograd/backward.cpp).
+// (NOTE [Vectorized jacobians] in lib/autograd/backward.cpp). Every differentiable row also has
+// its forward-mode rule (JVP, NOTE [Forward mode] in lib/autograd/forward_mode.cpp), written with
+// public ops too, so tangents are differentiable to every order.
 #pragma once
 
 #include <cstdint>
@@ -61,6 +63,51 @@ struct GradCtx {
 using Grads = std::vector<Gradient>;
 using BackwardFn = Grads (*)(const GradCtx& ctx);
 
+/// Everything a forward-mode (JVP) rule may read: the primal inputs and outputs of the call and
+/// one tangent per input (undefined: a zero tangent, e.g. an integer input or one the accumulator
+/// does not reach; at least one is defined).
+struct JvpCtx {
+    Op op;
+    std::span<const Tensor> in;
+    std::span<const Tensor> out;
+    std::span<const Tensor> tangents;
+    const Attrs& attrs;
+
+    bool has(std::size_t input) const { return tangents[input].defined(); }
+    const Tensor& t(std::size_t input) const { return tangents[input]; }
+};
+
+/// One tangent per output, undefined for a zero tangent. A tangent may have a shape that
+/// broadcasts to its output's (the engine broadcasts it, as it un-broadcasts gradients).
+using Tangents = std::vector<Tensor>;
+using JvpFn = Tangents (*)(const JvpCtx& ctx);
+
+/// The generic JVP of a row without an explicit rule: d/du <vjp(u), t>, the gradient of the
+/// tangents' inner product with the row's own backward formula (TensorFlow's fallback for ops
+/// without forward functions). Exact, and differentiable like the formula; it costs about two
+/// backward passes of the op. lib/autograd/forward_mode.cpp.
+Tangents jvp_by_double_vjp(const JvpCtx& ctx);
+
+/// The sum of two tangent terms, either of which may be undefined (zero).
+Tensor add_tangents(const Tensor& a, const Tensor& b);
+
+// The generic JVP rules (op_def.cpp); each is exact and built from ops with their own rules.
+
+/// Ops linear in their floating inputs jointly (reshape-free shape ops, slices, gathers, sums,
+/// pads): the same op, same attrs, run on the tangents (zeros for inputs without one); integer
+/// inputs (indices) are passed as they are. A view output stays a view of the tangent.
+Tangents jvp_linear(const JvpCtx& ctx);
+/// Ops linear in input 0 and piecewise constant in the others (relu_grad(g, x)): the op run on
+/// input 0's tangent and the other primal inputs.
+Tangents jvp_linear_in_first(const JvpCtx& ctx);
+/// Ops linear in each floating input separately (matmul, convolutions and their backprops): the
+/// product rule, the op run once per input that has a tangent with that input replaced by it.
+Tangents jvp_bilinear(const JvpCtx& ctx);
+/// Single-output ops whose Jacobian in each input is self-adjoint (element-wise ops, where the
+/// Jacobian is diagonal up to broadcasting; softmax): J t is the row's own backward formula with
+/// the tangent as the upstream gradient, summed over the inputs that have a tangent.
+Tangents jvp_self_adjoint(const JvpCtx& ctx);
+
 struct OpDef {
     Op op;
     Save save;
@@ -70,10 +117,13 @@ struct OpDef {
     /// and shapes with GradCtx::batched*. Other rows run once per batch row in a vectorized
     /// jacobian (NOTE [Vectorized jacobians]).
     bool batchable = false;
+    /// The forward-mode rule; every row with a `backward` formula needs one (test_registry).
+    JvpFn jvp = nullptr;
 };
 
-/// Spelled at the end of a row: `{Op::exp, Save::output, exp_grad, kBatchable}`.
+/// Spelled after the formula: `{Op::exp, Save::output, exp_grad, kBatchable, exp_jvp}`.
 inline constexpr bool kBatchable = true;
+inline constexpr bool kNotBatchable = false;
 
 /// The row of `op`; InternalError when the op has none (tests/ops/test_registry.cpp checks every op
 /// has one).

@@ -33,17 +33,21 @@ const OpDef kPoolOps[] = {
          const Tensor flat = unsorted_segment_sum(
              reshape(c.grad(), {-1}), reshape(c.out[1], {-1}), xs.num_elements());
          return {reshape(flat, xs)};
-     }},
+     },
+     kNotBatchable,
+     jvp_by_double_vjp},
     {Op::avg_pool,
      Save::nothing,  // g / count spread over each window's non-padding cells
      [](const GradCtx& c) -> Grads {
          return {avg_pool_grad(c.grad(), c.in_meta[0].shape, c.attrs)};
-     }},
+     },
+     kNotBatchable,
+     jvp_linear},
     {Op::avg_pool_grad,
      Save::nothing,  // linear: its gradient is AvgPool
-     [](const GradCtx& c) -> Grads {
-         return {avg_pool_op(c.grad(), c.attrs)};
-     }},
+     [](const GradCtx& c) -> Grads { return {avg_pool_op(c.grad(), c.attrs)}; },
+     kNotBatchable,
+     jvp_linear},
 };
 
 Tensor pool(Op op,

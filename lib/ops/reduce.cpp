@@ -185,17 +185,17 @@ Grads cumprod_grad(const GradCtx& c) {
 }
 
 const OpDef kReduceOps[] = {
-    {Op::reduce_sum, Save::nothing, sum_grad, kBatchable},
-    {Op::reduce_mean, Save::nothing, mean_grad, kBatchable},
-    {Op::reduce_max, Save::inputs_and_output, min_or_max_grad, kBatchable},
-    {Op::reduce_min, Save::inputs_and_output, min_or_max_grad, kBatchable},
-    {Op::reduce_prod, Save::inputs, prod_grad, kBatchable},
+    {Op::reduce_sum, Save::nothing, sum_grad, kBatchable, jvp_linear},
+    {Op::reduce_mean, Save::nothing, mean_grad, kBatchable, jvp_linear},
+    {Op::reduce_max, Save::inputs_and_output, min_or_max_grad, kBatchable, jvp_by_double_vjp},
+    {Op::reduce_min, Save::inputs_and_output, min_or_max_grad, kBatchable, jvp_by_double_vjp},
+    {Op::reduce_prod, Save::inputs, prod_grad, kBatchable, jvp_by_double_vjp},
     {Op::reduce_any, Save::nothing, nullptr},
     {Op::reduce_all, Save::nothing, nullptr},
     {Op::argmax, Save::nothing, nullptr},
     {Op::argmin, Save::nothing, nullptr},
-    {Op::cumsum, Save::nothing, cumsum_grad, kBatchable},
-    {Op::cumprod, Save::inputs, cumprod_grad, kBatchable},
+    {Op::cumsum, Save::nothing, cumsum_grad, kBatchable, jvp_linear},
+    {Op::cumprod, Save::inputs, cumprod_grad, kBatchable, jvp_by_double_vjp},
 };
 
 Tensor arg_reduce(Op op, const Tensor& x, int64_t axis, DType output_type) {

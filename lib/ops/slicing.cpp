@@ -345,20 +345,29 @@ Grads pad_grad(const GradCtx& c) {  // the gradient's interior, where the input 
     return {slice(c.grad(), begin, size.dims())};
 }
 
+// Pad is affine: the tangent is padded with zeros, not with the constant value.
+Tangents pad_jvp(const JvpCtx& c) {
+    Attrs attrs = c.attrs;
+    attrs.set("constant_values", 0.0);
+    return {apply(Op::pad, {c.t(0)}, {c.out[0].shape(), c.out[0].dtype()}, attrs)};
+}
+
 const OpDef kSlicingOps[] = {
-    {Op::slice, Save::nothing, slice_grad, kBatchable},
+    {Op::slice, Save::nothing, slice_grad, kBatchable, jvp_linear},
     // StridedSliceGrad scatters the gradient back; it is linear, so its own gradient slices again.
     {Op::strided_slice,
      Save::nothing,
      [](const GradCtx& c) -> Grads {
          return {strided_slice_grad(c.grad(), c.in_meta[0].shape, c.attrs)};
-     }},
+     },
+     kNotBatchable,
+     jvp_linear},
     {Op::strided_slice_grad,
      Save::nothing,
-     [](const GradCtx& c) -> Grads {
-         return {strided_slice_from(c.grad(), c.attrs)};
-     }},
-    {Op::pad, Save::nothing, pad_grad, kBatchable},
+     [](const GradCtx& c) -> Grads { return {strided_slice_from(c.grad(), c.attrs)}; },
+     kNotBatchable,
+     jvp_linear},
+    {Op::pad, Save::nothing, pad_grad, kBatchable, pad_jvp},
     // MirrorPad and MirrorPadGrad are each other's transpose (both linear).
     {Op::mirror_pad,
      Save::nothing,
@@ -366,14 +375,18 @@ const OpDef kSlicingOps[] = {
          return {mirror_pad_grad(c.grad(),
                                  c.attrs.get<std::vector<int64_t>>("paddings"),
                                  c.attrs.get<std::string>("mode"))};
-     }},
+     },
+     kNotBatchable,
+     jvp_linear},
     {Op::mirror_pad_grad,
      Save::nothing,
      [](const GradCtx& c) -> Grads {
          return {pad(c.grad(),
                      paired(c.attrs.get<std::vector<int64_t>>("paddings")),
                      c.attrs.get<std::string>("mode"))};
-     }},
+     },
+     kNotBatchable,
+     jvp_linear},
 };
 
 }  // namespace

@@ -40,7 +40,11 @@ Grads top_k_grad(const GradCtx& c) {
 }
 
 const OpDef kSortOps[] = {
-    {Op::top_k, Save::output, top_k_grad},  // dx[indices] = g (each row's k positions)
+    {Op::top_k,
+     Save::output,
+     top_k_grad,
+     kNotBatchable,
+     jvp_by_double_vjp},  // dx[indices] = g (each row's k positions)
 };
 
 constexpr Op kTopK = Op::top_k;

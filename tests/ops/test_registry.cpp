@@ -1,8 +1,9 @@
 // The registry's completeness: every op of lib/ops/op_list.def has a gradient row (nullptr meaning
-// "not differentiable" counts), a CPU kernel and, in a build with the CUDA backend, a CUDA kernel
-// (unless it never runs a kernel), a row in the op-case table (tests/ops/op_cases.cpp) and an entry
-// in docs/ops.md; the rows of the kernel tables (lib/kernels/shared/*.def) are registered for
-// their dtype sets on each device. Each failure names the op and what it lacks.
+// "not differentiable" counts; a formula needs a JVP rule beside it), a CPU kernel and, in a build
+// with the CUDA backend, a CUDA kernel (unless it never runs a kernel), a row in the op-case table
+// (tests/ops/op_cases.cpp) and an entry in docs/ops.md; the rows of the kernel tables
+// (lib/kernels/shared/*.def) are registered for their dtype sets on each device. Each failure names
+// the op and what it lacks.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -65,7 +66,10 @@ TEST_CASE("every op has a gradient row, kernels, an op-case row and a docs entry
     for (int i = 0; i < tf::kNumOps; ++i) {
         const auto op = static_cast<Op>(i);
         try {
-            (void)tf::op_def(op);
+            const tf::OpDef& row = tf::op_def(op);
+            if (row.backward != nullptr && row.jvp == nullptr) {
+                lacks(op, "a gradient formula but no JVP rule (forward mode)");
+            }
         } catch (const tf::errors::InternalError&) {
             lacks(op, "no gradient row (a row with nullptr says 'not differentiable')");
         }
