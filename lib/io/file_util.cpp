@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -76,52 +77,79 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
 }
 
 void write_file_atomically(const std::string& path, std::span<const std::string_view> pieces) {
-    const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw_io_error("cannot create", tmp, errno);
+    AtomicFileWriter out(path);
+    for (const std::string_view bytes : pieces)
+        out.append(bytes);
+    out.commit();
+}
+
+AtomicFileWriter::AtomicFileWriter(std::string path)
+    : path_(std::move(path)), tmp_(fmt::format("{}.tmp.{}", path_, ::getpid())) {
+    fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw_io_error("cannot create", tmp_, errno);
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+    if (fd_ >= 0) {
+        ::close(fd_);
+        ::unlink(tmp_.c_str());
+    }
+}
+
+void AtomicFileWriter::fail(const char* what, int err) {
+    ::close(fd_);
+    fd_ = -1;
+    ::unlink(tmp_.c_str());
+    throw_io_error(what, tmp_, err);
+}
+
+void AtomicFileWriter::append(std::string_view bytes) {
+    if (fd_ < 0) throw errors::FailedPreconditionError(fmt::format("{} is closed", tmp_));
     // Large files: start the write-back of every kWriteBack bytes while writing the next ones, so
     // the final fsync waits for the disk only for the tail (Linux sync_file_range; a hint only).
     constexpr std::size_t kWriteBack = std::size_t{8} << 20;
-    std::size_t written = 0, flushed = 0;
-    for (const std::string_view bytes : pieces) {
-        std::size_t done = 0;
-        while (done < bytes.size()) {
-            const std::size_t len = std::min(bytes.size() - done, kWriteBack);
-            const ssize_t n = ::write(fd, bytes.data() + done, len);
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0) {
-                const int err = errno;
-                ::close(fd);
-                ::unlink(tmp.c_str());
-                throw_io_error("cannot write", tmp, err);
-            }
-            done += static_cast<std::size_t>(n);
-            written += static_cast<std::size_t>(n);
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+        const std::size_t len = std::min(bytes.size() - done, kWriteBack);
+        const ssize_t n = ::write(fd_, bytes.data() + done, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) fail("cannot write", errno);
+        done += static_cast<std::size_t>(n);
+        written_ += static_cast<uint64_t>(n);
 #if defined(__linux__)
-            if (written - flushed >= kWriteBack) {
-                ::sync_file_range(fd,
-                                  static_cast<off_t>(flushed),
-                                  static_cast<off_t>(written - flushed),
-                                  SYNC_FILE_RANGE_WRITE);
-                flushed = written;
-            }
-#endif
+        if (written_ - flushed_ >= kWriteBack) {
+            ::sync_file_range(fd_,
+                              static_cast<off_t>(flushed_),
+                              static_cast<off_t>(written_ - flushed_),
+                              SYNC_FILE_RANGE_WRITE);
+            flushed_ = written_;
         }
+#endif
     }
-    const bool synced = ::fsync(fd) == 0;
-    const int sync_errno = errno;
-    if (::close(fd) != 0 || !synced) {
-        const int err = synced ? errno : sync_errno;
-        ::unlink(tmp.c_str());
-        throw_io_error("cannot sync", tmp, err);
-    }
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    synced_ = false;
+}
+
+void AtomicFileWriter::sync() {
+    if (fd_ < 0) throw errors::FailedPreconditionError(fmt::format("{} is closed", tmp_));
+    if (::fsync(fd_) != 0) fail("cannot sync", errno);
+    synced_ = true;
+}
+
+void AtomicFileWriter::commit() {
+    if (!synced_) sync();
+    const int fd = std::exchange(fd_, -1);
+    if (::close(fd) != 0) {
         const int err = errno;
-        ::unlink(tmp.c_str());
-        throw_io_error("cannot rename into", path, err);
+        ::unlink(tmp_.c_str());
+        throw_io_error("cannot sync", tmp_, err);
+    }
+    if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+        const int err = errno;
+        ::unlink(tmp_.c_str());
+        throw_io_error("cannot rename into", path_, err);
     }
     // Make the rename itself durable.
-    const std::string dir = std::filesystem::path(path).parent_path().string();
+    const std::string dir = std::filesystem::path(path_).parent_path().string();
     const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
         ::fsync(dfd);

@@ -436,9 +436,13 @@ BundleWriter::BundleWriter(std::string prefix, BundleWriterOptions options)
         options_.block_restart_interval < 1) {
         throw errors::InvalidArgumentError("BundleWriter: bad options");
     }
-    shard_pieces_.resize(options_.num_shards);
-    shard_sizes_.resize(options_.num_shards, 0);
+    for (int s = 0; s < options_.num_shards; ++s) {
+        shards_.push_back(std::make_unique<io::AtomicFileWriter>(
+            data_file_name(prefix_, s, options_.num_shards)));
+    }
 }
+
+BundleWriter::~BundleWriter() = default;
 
 BundleEntry& BundleWriter::new_entry(const std::string& key,
                                      int dtype,
@@ -456,18 +460,21 @@ BundleEntry& BundleWriter::new_entry(const std::string& key,
     return it->second;
 }
 
-void BundleWriter::append(BundleEntry& entry, std::string bytes) {
-    uint64_t& size = shard_sizes_[entry.shard_id];
-    entry.offset = size;
+void BundleWriter::append(BundleEntry& entry, std::string_view bytes, std::optional<uint32_t> crc) {
+    io::AtomicFileWriter& out = *shards_[entry.shard_id];
+    entry.offset = out.size();
     entry.size = bytes.size();
-    size += bytes.size();
-    shard_pieces_[entry.shard_id].push_back(std::move(bytes));
-    const uint64_t over = size % static_cast<uint64_t>(options_.data_alignment);
-    if (over != 0) {
-        const uint64_t pad = options_.data_alignment - over;
-        shard_pieces_[entry.shard_id].emplace_back(pad, '\0');
-        size += pad;
+    // Chunks: each one's CRC is computed while it is in cache, then it goes to the file.
+    constexpr std::size_t kChunk = std::size_t{4} << 20;
+    uint32_t computed = 0;
+    for (std::size_t done = 0; done < bytes.size(); done += kChunk) {
+        const std::string_view chunk = bytes.substr(done, kChunk);
+        if (!crc) computed = io::crc32c_extend(computed, chunk.data(), chunk.size());
+        out.append(chunk);
     }
+    entry.crc32c = io::mask_crc(crc.value_or(computed));
+    const uint64_t over = out.size() % static_cast<uint64_t>(options_.data_alignment);
+    if (over != 0) out.append(std::string(options_.data_alignment - over, '\0'));
 }
 
 void BundleWriter::add(const std::string& key, const Tensor& value, int shard) {
@@ -475,12 +482,12 @@ void BundleWriter::add(const std::string& key, const Tensor& value, int shard) {
     add_bytes(key,
               tf_dtype_of(host.dtype()),
               host.shape(),
-              std::string(static_cast<const char*>(host.raw_data()), host.nbytes()),
+              std::string_view(static_cast<const char*>(host.raw_data()), host.nbytes()),
               shard);
 }
 
 void BundleWriter::add_bytes(
-    const std::string& key, int tf_dtype, const Shape& shape, std::string bytes, int shard) {
+    const std::string& key, int tf_dtype, const Shape& shape, std::string_view bytes, int shard) {
     const std::size_t elem = tf_dtype_size(tf_dtype);
     if (elem == 0 || bytes.size() != static_cast<uint64_t>(shape.num_elements()) * elem) {
         throw errors::InvalidArgumentError(
@@ -490,9 +497,7 @@ void BundleWriter::add_bytes(
                         tf_dtype_name(tf_dtype),
                         shape.num_elements()));
     }
-    BundleEntry& entry = new_entry(key, tf_dtype, shape, shard);
-    entry.crc32c = io::mask_crc(io::crc32c(bytes));
-    append(entry, std::move(bytes));
+    append(new_entry(key, tf_dtype, shape, shard), bytes, std::nullopt);
 }
 
 void BundleWriter::add_strings(const std::string& key,
@@ -528,17 +533,12 @@ void BundleWriter::add_strings(const std::string& key,
         bytes += s;
         crc = io::crc32c_extend(crc, s.data(), s.size());
     }
-    entry.crc32c = io::mask_crc(crc);
-    append(entry, std::move(bytes));
+    append(entry, bytes, crc);
 }
 
 void BundleWriter::finish() {
     if (finished_) throw errors::FailedPreconditionError("BundleWriter is closed");
     finished_ = true;
-    for (int s = 0; s < options_.num_shards; ++s) {
-        std::vector<std::string_view> pieces(shard_pieces_[s].begin(), shard_pieces_[s].end());
-        io::write_file_atomically(data_file_name(prefix_, s, options_.num_shards), pieces);
-    }
     io::table::TableBuilder table(
         {options_.block_size, options_.block_restart_interval, options_.index_compression});
     std::string header;
@@ -549,7 +549,15 @@ void BundleWriter::finish() {
     table.add("", header);
     for (const auto& [key, entry] : entries_)
         table.add(key, encode_entry(entry));
-    io::write_file_atomically(index_file_name(prefix_), table.finish());
+    io::AtomicFileWriter index(index_file_name(prefix_));
+    index.append(table.finish());
+    // Everything durable under temporary names first; then the data files, and the index last.
+    for (const auto& shard : shards_)
+        shard->sync();
+    index.sync();
+    for (const auto& shard : shards_)
+        shard->commit();
+    index.commit();
 }
 
 }  // namespace tapeflow::train::ckpt::bundle

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,10 @@
 #include <tapeflow/core/tensor.hpp>
 
 #include "io/table.hpp"
+
+namespace tapeflow::io {
+class AtomicFileWriter;
+}
 
 namespace tapeflow::train::ckpt::bundle {
 
@@ -100,8 +105,11 @@ struct BundleWriterOptions {
 };
 
 /// Writes a bundle as TF 2.x's BundleWriter does: data in the order added, the index sorted by key
-/// after the header entry; each file written atomically (temporary file, fsync, rename), the data
-/// files before the index. Tensors may live on any device (copied to the host when added).
+/// after the header entry. Each tensor's bytes are written to the data file's temporary file as it
+/// is added (its CRC computed on the way; no copy is kept), so the writer holds only the index.
+/// finish() fsyncs every file, then renames the data files and last the index over their names:
+/// a crash leaves either no new index or a complete checkpoint. Tensors may live on any device
+/// (copied to the host when added). A writer destroyed before finish() removes its temporaries.
 ///
 ///     BundleWriter writer("ckpt/model-100");
 ///     writer.add("dense/kernel/.ATTRIBUTES/VARIABLE_VALUE", kernel);
@@ -109,6 +117,9 @@ struct BundleWriterOptions {
 class BundleWriter {
 public:
     explicit BundleWriter(std::string prefix, BundleWriterOptions options = {});
+    ~BundleWriter();
+    BundleWriter(const BundleWriter&) = delete;
+    BundleWriter& operator=(const BundleWriter&) = delete;
     /// InvalidArgumentError for "" or a key added before, or a shard out of range.
     void add(const std::string& key, const Tensor& value, int shard = 0);
     /// A string tensor (DT_STRING) of `shape`, elements row-major.
@@ -118,19 +129,23 @@ public:
                      int shard = 0);
     /// A fixed-size tensor of any TF dtype (int8, uint16, ... that tapeflow lacks) from its
     /// little-endian bytes; InvalidArgumentError when their size disagrees with the shape.
-    void add_bytes(
-        const std::string& key, int tf_dtype, const Shape& shape, std::string bytes, int shard = 0);
+    void add_bytes(const std::string& key,
+                   int tf_dtype,
+                   const Shape& shape,
+                   std::string_view bytes,
+                   int shard = 0);
     /// Writes the files; the writer is spent afterwards.
     void finish();
 
 private:
     BundleEntry& new_entry(const std::string& key, int dtype, const Shape& shape, int shard);
-    void append(BundleEntry& entry, std::string bytes);
+    // Writes `bytes` at the end of the entry's shard, then the padding; the entry's CRC is `crc`
+    // (unmasked) or, without one, computed chunk by chunk as the bytes are written.
+    void append(BundleEntry& entry, std::string_view bytes, std::optional<uint32_t> crc);
 
     std::string prefix_;
     BundleWriterOptions options_;
-    std::vector<std::vector<std::string>> shard_pieces_;
-    std::vector<uint64_t> shard_sizes_;
+    std::vector<std::unique_ptr<io::AtomicFileWriter>> shards_;
     std::map<std::string, BundleEntry> entries_;
     bool finished_ = false;
 };
