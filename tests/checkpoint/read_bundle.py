@@ -9,9 +9,11 @@ against its entry's CRC-32C.
 
     read_bundle.py PREFIX                 prints key, dtype, shape and values of every entry
     read_bundle.py --check FIXTURE DIR [GOLDEN]
-        runs FIXTURE DIR/ckpt and checks what it wrote; with GOLDEN (tests/golden), first checks
+        runs FIXTURE DIR/ckpt and checks what it wrote, then FIXTURE --saver DIR/saver (the
+        Saver's TF-format output: TF1 keys, Adam values, state file); with GOLDEN (tests/golden), first checks
         this reader on the checkpoints TensorFlow wrote (tf_checkpoints/README.md)
 """
+import os
 import struct
 import subprocess
 import sys
@@ -298,6 +300,50 @@ def check_fixture(fixture, directory):
     print("read_bundle: %d entries of %s read and checked" % (len(got), prefix))
 
 
+def check_saver(fixture, directory):
+    """tf::train::Saver's output (bundle_fixture --saver): TF1's keys and Adam's values, the state
+    file in TF's text format, the older checkpoint deleted (max_to_keep 1)."""
+    directory = os.path.join(directory, "saver")
+    os.makedirs(directory, exist_ok=True)
+    for name in os.listdir(directory):
+        os.remove(os.path.join(directory, name))
+    subprocess.run([fixture, "--saver", directory], check=True)
+    files = sorted(os.listdir(directory))
+    if files != ["checkpoint", "model.ckpt-2.data-00000-of-00001", "model.ckpt-2.index"]:
+        raise AssertionError("saver files: %r" % files)
+    with open(os.path.join(directory, "checkpoint")) as f:
+        state = f.read()
+    if state != 'model_checkpoint_path: "model.ckpt-2"\n' \
+            'all_model_checkpoint_paths: "model.ckpt-2"\n':
+        raise AssertionError("state file: %r" % state)
+    # TF1's AdamOptimizer, two steps on loss sum(w^2)/2 (gradient w), in float64.
+    w = np.array([1.0, -2.0, 0.5])
+    m = np.zeros(3)
+    v = np.zeros(3)
+    b1p, b2p = 0.9, 0.999
+    for _ in range(2):
+        g = w.copy()
+        lr_t = 0.1 * np.sqrt(1 - b2p) / (1 - b1p)
+        m = 0.9 * m + 0.1 * g
+        v = 0.999 * v + 0.001 * g * g
+        w = w - lr_t * m / (np.sqrt(v) + 1e-8)
+        b1p *= 0.9
+        b2p *= 0.999
+    expected = {"w": ("float32", [3], w), "w/Adam": ("float32", [3], m),
+                "w/Adam_1": ("float32", [3], v), "beta1_power": ("float32", [], b1p),
+                "beta2_power": ("float32", [], b2p), "global_step": ("int64", [], 2)}
+    got = read_bundle(os.path.join(directory, "model.ckpt-2"))
+    if sorted(got) != sorted(expected):
+        raise AssertionError("saver keys: %r" % sorted(got))
+    for key, (name, shape, value) in expected.items():
+        gname, gshape, gvalue = got[key]
+        if (gname, gshape) != (name, shape) or \
+                not np.allclose(np.asarray(gvalue, np.float64), value, rtol=1e-5, atol=1e-7):
+            raise AssertionError("%s: %s %s %r, expected %s %s %r"
+                                 % (key, gname, gshape, gvalue, name, shape, value))
+    print("read_bundle: the Saver's checkpoint has TF1's keys and Adam's values")
+
+
 def check_golden(golden):
     """This reader on TensorFlow's own files: the values of the export scripts."""
     half = {"a": 0.5, "b": 2.0, "c": 3.0}
@@ -321,6 +367,7 @@ def main(argv):
         if len(argv) == 5:
             check_golden(argv[4])
         check_fixture(argv[2], argv[3])
+        check_saver(argv[2], argv[3])
         return 0
     if len(argv) != 2:
         print(__doc__, file=sys.stderr)
