@@ -296,6 +296,32 @@ TEST_CASE("object checkpoint: Keras Sequential with BatchNormalization and Adam,
                                            adam2->get_slot(vars2[i], slot)->value()));
 }
 
+TEST_CASE("object checkpoint: an unbuilt Keras model takes its weights when it builds",
+          "[object_checkpoint]") {
+    const std::string dir = fresh_dir("object_unbuilt");
+    auto model = small_model(3);
+    auto adam = std::make_shared<ko::Adam>(ko::AdamOptions{.learning_rate = 0.01});
+    train_step(*model, *adam);
+    t::Checkpoint ckpt({{"model", model}, {"optimizer", adam}});
+    const std::string prefix = ckpt.save(dir + "/ckpt");
+
+    // Not built: no weights, so the layers are reachable only as "layer-<i>" (TF's layout
+    // names them both ways); their weights and slots are restored when they are created.
+    auto unbuilt = std::make_shared<tf::keras::Sequential>(std::vector<std::shared_ptr<kl::Layer>>{
+        std::make_shared<kl::Dense>(3), std::make_shared<kl::BatchNormalization>()});
+    auto adam2 = std::make_shared<ko::Adam>(ko::AdamOptions{.learning_rate = 0.01});
+    t::Checkpoint ckpt2({{"model", unbuilt}, {"optimizer", adam2}});
+    const auto status = ckpt2.restore(prefix);
+    CHECK(unbuilt->variables().empty());
+    CHECK_THROWS_AS(status.assert_consumed(), tf::errors::AssertionError);
+    (*unbuilt)(tf::zeros({4, 2}));
+    check_same_values(unbuilt->variables(), model->variables());
+    train_step(*unbuilt, *adam2);
+    train_step(*model, *adam);
+    CHECK_NOTHROW(status.assert_consumed());
+    check_same_values(unbuilt->variables(), model->variables());
+}
+
 TEST_CASE("object checkpoint: tf.compat.v1 Adam's beta powers and slots, restored when created",
           "[object_checkpoint]") {
     const std::string dir = fresh_dir("object_tf1");

@@ -14,6 +14,7 @@
 
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/core/logging.hpp>
+#include <tapeflow/keras/layer.hpp>
 #include <tapeflow/keras/optimizers.hpp>
 #include <tapeflow/ops/creation.hpp>
 #include <tapeflow/train/checkpoint.hpp>
@@ -43,6 +44,14 @@ struct RestoreState {
     std::vector<bool> restored;               // per saved node: its value was assigned
     std::set<int64_t> restored_ids;           // variables that got a value
     std::map<std::string, int32_t> deferred;  // variable name at creation -> saved node
+    // Weights of Keras layers not built yet: matched by "<layer name>/<local name>" at creation.
+    struct LayerWeight {
+        std::string layer_name;
+        std::string local_name;
+        int32_t node = 0;
+    };
+    std::vector<LayerWeight> deferred_weights;
+    std::vector<std::pair<int32_t, std::shared_ptr<train::Optimizer>>> optimizers;  // matched
     std::vector<std::string> unused_attributes;
     bool expect_partial = false;
     bool completed = false;  // read() got through (a failed one warns of nothing)
@@ -80,6 +89,39 @@ struct RestoreState {
                 out.push_back(fmt::format("{} ('{}')", n.path, n.object.variable.name()));
         }
         return out;
+    }
+
+    // A deferred original variable now exists: its slots are restored when they are created.
+    void defer_slots_of(int32_t original_node, const Variable& original) {
+        for (const auto& [o, opt] : optimizers) {
+            for (const auto& ref : saved.nodes[static_cast<std::size_t>(o)].slot_variables) {
+                if (ref.original_variable_node_id != original_node) continue;
+                deferred.emplace(fmt::format("{}/{}/{}",
+                                             original.name(),
+                                             opt->name(),
+                                             objects::tapeflow_slot_name(*opt, ref.slot_name)),
+                                 ref.slot_variable_node_id);
+            }
+        }
+    }
+
+    // The saved node a just-created variable takes, or -1.
+    int32_t take_deferred(const Variable& created) {
+        if (const auto it = deferred.find(created.name()); it != deferred.end()) {
+            const int32_t node = it->second;
+            deferred.erase(it);
+            return node;
+        }
+        const std::string& name = created.name();
+        for (auto it = deferred_weights.begin(); it != deferred_weights.end(); ++it) {
+            const std::string tail = it->layer_name + "/" + it->local_name;
+            if (name == tail || name.ends_with("/" + tail)) {
+                const int32_t node = it->node;
+                deferred_weights.erase(it);
+                return node;
+            }
+        }
+        return -1;
     }
 
     ~RestoreState() {
@@ -146,11 +188,13 @@ CheckpointLoadStatus::CheckpointLoadStatus(std::shared_ptr<ckpt::RestoreState> s
 const CheckpointLoadStatus& CheckpointLoadStatus::assert_consumed() const {
     const std::lock_guard lock(state_->mutex);
     if (const auto left = state_->unresolved(); !left.empty()) {
-        throw errors::AssertionError(fmt::format(
-            "Unresolved object in checkpoint {}: {} (no live object took its value{})",
-            state_->prefix,
-            ckpt::list(left),
-            state_->deferred.empty() ? "" : ", or it was deferred and not created yet"));
+        throw errors::AssertionError(
+            fmt::format("Unresolved object in checkpoint {}: {} (no live object took its value{})",
+                        state_->prefix,
+                        ckpt::list(left),
+                        state_->deferred.empty() && state_->deferred_weights.empty()
+                            ? ""
+                            : ", or it was deferred and not created yet"));
     }
     if (!state_->unused_attributes.empty()) {
         throw errors::AssertionError(fmt::format("Unused attributes in checkpoint {}: {}",
@@ -379,6 +423,12 @@ CheckpointLoadStatus Checkpoint::read(const std::string& save_path) {
                 // Optimizer state created at the first step ("iter", "beta1_power").
                 state->deferred.emplace(non_slot_variable_name(*live.optimizer, c.local_name),
                                         c.node_id);
+            } else if (const auto* layer =
+                           dynamic_cast<const keras::layers::Layer*>(live.module.get());
+                       layer != nullptr && !layer->built() &&
+                       !saved.nodes[static_cast<std::size_t>(c.node_id)].attributes.empty()) {
+                // A weight the layer creates when it builds (TF defers it the same way).
+                state->deferred_weights.push_back({layer->name(), c.local_name, c.node_id});
             }
         }
     }
@@ -386,6 +436,7 @@ CheckpointLoadStatus Checkpoint::read(const std::string& save_path) {
     for (std::size_t o = 0; o < n; ++o) {
         if (!matched[o] || matched[o]->kind != Live::Kind::optimizer) continue;
         const train::Optimizer& opt = *matched[o]->optimizer;
+        state->optimizers.emplace_back(static_cast<int32_t>(o), matched[o]->optimizer);
         for (const auto& s : saved.nodes[o].slot_variables) {
             const auto& orig = matched[static_cast<std::size_t>(s.original_variable_node_id)];
             auto& slot = matched[static_cast<std::size_t>(s.slot_variable_node_id)];
@@ -425,7 +476,12 @@ CheckpointLoadStatus Checkpoint::read(const std::string& save_path) {
             plan.push_back({static_cast<int32_t>(i), matched[i]->variable, attr.checkpoint_key});
         }
     }
-    for (const auto& [name, node] : state->deferred) {
+    std::vector<int32_t> deferred_nodes;
+    for (const auto& [name, node] : state->deferred)
+        deferred_nodes.push_back(node);
+    for (const auto& w : state->deferred_weights)
+        deferred_nodes.push_back(w.node);
+    for (const int32_t node : deferred_nodes) {
         for (const auto& attr : saved.nodes[static_cast<std::size_t>(node)].attributes) {
             if (!state->shapes.contains(attr.checkpoint_key)) {
                 throw errors::NotFoundError(
@@ -446,16 +502,14 @@ CheckpointLoadStatus Checkpoint::read(const std::string& save_path) {
         state->restored_ids.insert(v.id());
     }
     // The rest when it is created.
-    if (!state->deferred.empty()) {
+    if (!deferred_nodes.empty()) {
         std::weak_ptr<ckpt::RestoreState> weak = state;
         state->observer_id = detail::add_variable_observer([weak](Variable& created) {
             const auto s = weak.lock();
             if (!s) return;
             const std::lock_guard lock(s->mutex);
-            const auto it = s->deferred.find(created.name());
-            if (it == s->deferred.end()) return;
-            const int32_t node = it->second;
-            s->deferred.erase(it);
+            const int32_t node = s->take_deferred(created);
+            if (node < 0) return;
             for (const auto& attr : s->saved.nodes[static_cast<std::size_t>(node)].attributes) {
                 if (attr.name != kVariableValue) continue;
                 ckpt::check_value(*s, attr.checkpoint_key, s->path_of(node), created);
@@ -464,6 +518,7 @@ CheckpointLoadStatus Checkpoint::read(const std::string& save_path) {
                 s->restored_ids.insert(created.id());
                 logging::debug("Restored {} from {} at its creation", s->path_of(node), s->prefix);
             }
+            s->defer_slots_of(node, created);
         });
     }
     state->completed = true;
