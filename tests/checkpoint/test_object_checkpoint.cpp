@@ -322,6 +322,29 @@ TEST_CASE("object checkpoint: an unbuilt Keras model takes its weights when it b
     check_same_values(unbuilt->variables(), model->variables());
 }
 
+TEST_CASE("object checkpoint: MultiHeadAttention's projections as tf.keras 2's sublayers",
+          "[object_checkpoint]") {
+    const std::string dir = fresh_dir("object_mha");
+    auto make = [] {
+        auto mha = std::make_shared<kl::MultiHeadAttention>(2, 4);
+        const tf::Tensor q = tf::random::normal({1, 3, 8}, 0, 1, tf::float32, 5);
+        (*mha)(q, q);
+        return mha;
+    };
+    auto mha = make();
+    const std::string prefix = t::Checkpoint({{"attention", mha}}).write(dir + "/mha");
+    const std::string v = "/.ATTRIBUTES/VARIABLE_VALUE";
+    std::vector<std::string> expected = {"_CHECKPOINTABLE_OBJECT_GRAPH"};
+    for (const std::string sub : {"_query_dense", "_key_dense", "_value_dense", "_output_dense"})
+        for (const std::string w : {"kernel", "bias"})
+            expected.push_back("attention/" + sub + "/" + w + v);
+    std::sort(expected.begin(), expected.end());
+    CHECK(keys_of(prefix) == expected);
+    auto other = make();
+    t::Checkpoint({{"attention", other}}).read(prefix).assert_consumed();
+    check_same_values(other->variables(), mha->variables());
+}
+
 TEST_CASE("object checkpoint: tf.compat.v1 Adam's beta powers and slots, restored when created",
           "[object_checkpoint]") {
     const std::string dir = fresh_dir("object_tf1");

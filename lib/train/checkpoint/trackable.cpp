@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include <tapeflow/keras/layers/attention.hpp>
 #include <tapeflow/keras/model.hpp>
 #include <tapeflow/keras/optimizers.hpp>
 
@@ -82,7 +83,40 @@ Live of_module(std::shared_ptr<Module> m) {
     return l;
 }
 
-void module_children(const Module& m, std::vector<LiveChild>& out) {
+// tf.keras 2's attribute names of the sublayers that hold a layer's sub-scoped weights.
+std::string group_child_name(const Module& m, const std::string& scope) {
+    if (dynamic_cast<const keras::layers::MultiHeadAttention*>(&m) != nullptr) {
+        if (scope == "attention_output") return "_output_dense";
+        return "_" + scope + "_dense";
+    }
+    return scope;
+}
+
+// The sub-scope of a weight made by add_weight(local) under a nested name scope of the layer
+// ("<...>/<layer>/<scope>/<local>"), or "".
+std::string weight_scope(const Module& m, const Variable& v, const std::string& local) {
+    if (local.empty() || dynamic_cast<const keras::layers::Layer*>(&m) == nullptr) return "";
+    const std::string& n = v.name();
+    const std::string tail = "/" + local;
+    if (!n.ends_with(tail)) return "";
+    const std::string head = n.substr(0, n.size() - tail.size());  // ".../<layer>/<scope>"
+    const auto slash = head.rfind('/');
+    if (slash == std::string::npos) return "";
+    const std::string owner = head.substr(0, slash);
+    if (owner != m.name() && !owner.ends_with("/" + m.name())) return "";
+    return head.substr(slash + 1);
+}
+
+void group_children(const Module& m, const std::string& group, std::vector<LiveChild>& out) {
+    const auto& vars = m.own_variables();
+    const auto& names = m.own_variable_names();
+    for (std::size_t i = 0; i < vars.size(); ++i)
+        if (weight_scope(m, vars[i], names[i]) == group && !group.empty())
+            out.push_back({names[i], of_variable(vars[i])});
+}
+
+void module_children(const std::shared_ptr<Module>& owner, std::vector<LiveChild>& out) {
+    const Module& m = *owner;
     const auto* sequential = dynamic_cast<const keras::Sequential*>(&m);
     std::vector<const Module*> layer_ptrs;
     if (sequential != nullptr) {
@@ -98,9 +132,21 @@ void module_children(const Module& m, std::vector<LiveChild>& out) {
     }
     const auto& vars = m.own_variables();
     const auto& var_names = m.own_variable_names();
-    for (std::size_t i = 0; i < vars.size(); ++i)
+    std::vector<std::string> groups;
+    for (std::size_t i = 0; i < vars.size(); ++i) {
+        if (const std::string scope = weight_scope(m, vars[i], var_names[i]); !scope.empty()) {
+            if (std::find(groups.begin(), groups.end(), scope) != groups.end()) continue;
+            groups.push_back(scope);
+            Live g;
+            g.kind = Live::Kind::group;
+            g.module = owner;
+            g.group = scope;
+            out.push_back({group_child_name(m, scope), g});
+            continue;
+        }
         out.push_back({var_names[i].empty() ? base_name(vars[i].name()) : var_names[i],
                        of_variable(vars[i])});
+    }
     const auto& kids = m.children();
     const auto& kid_names = m.child_names();
     for (std::size_t i = 0; i < kids.size(); ++i) {
@@ -133,32 +179,37 @@ void optimizer_children(const train::Optimizer& opt, std::vector<LiveChild>& out
 
 }  // namespace
 
-std::pair<int, const void*> Live::identity() const {
+std::tuple<int, const void*, std::string> Live::identity() const {
     switch (kind) {
         case Kind::variable:
-            return {1, reinterpret_cast<const void*>(static_cast<intptr_t>(variable.id()))};
+            return {1, reinterpret_cast<const void*>(static_cast<intptr_t>(variable.id())), ""};
         case Kind::module:
-            return {2, module.get()};
+            return {2, module.get(), ""};
         case Kind::optimizer:
-            return {3, optimizer.get()};
+            return {3, optimizer.get(), ""};
+        case Kind::group:
+            return {4, module.get(), group};
         case Kind::root:
             break;
     }
-    return {0, nullptr};
+    return {0, nullptr, ""};
 }
 
 std::vector<LiveChild> children_of(const Live& object, const Roots& roots) {
     std::vector<LiveChild> out;
     switch (object.kind) {
         case Live::Kind::root:
-            if (roots.root_module) module_children(*roots.root_module, out);
+            if (roots.root_module) module_children(roots.root_module, out);
             for (const auto& [name, child] : roots.children)
                 out.push_back({name, child});
             if (roots.save_counter)
                 out.push_back({"save_counter", of_variable(*roots.save_counter)});
             break;
         case Live::Kind::module:
-            module_children(*object.module, out);
+            module_children(object.module, out);
+            break;
+        case Live::Kind::group:
+            group_children(*object.module, object.group, out);
             break;
         case Live::Kind::optimizer:
             optimizer_children(*object.optimizer, out);
@@ -207,7 +258,7 @@ std::string non_slot_variable_name(const train::Optimizer& opt, const std::strin
 
 LiveGraph build_live_graph(const Roots& roots) {
     LiveGraph g;
-    std::map<std::pair<int, const void*>, int32_t> ids;
+    std::map<std::tuple<int, const void*, std::string>, int32_t> ids;
     g.nodes.push_back({Live{}, "", {}, {}});
     ids[Live{}.identity()] = 0;
     std::deque<int32_t> queue = {0};

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -18,14 +19,17 @@ namespace tapeflow::train::ckpt::objects {
 
 /// One live object; the root is the Checkpoint itself (or its root module).
 struct Live {
-    enum class Kind { root, variable, module, optimizer };
+    // group: weights a layer made under a sub-scope (MultiHeadAttention's "query/kernel"), which
+    // tf.keras 2 keeps in a sublayer of their own ("_query_dense").
+    enum class Kind { root, variable, module, optimizer, group };
     Kind kind = Kind::root;
     Variable variable;
     std::shared_ptr<Module> module;
     std::shared_ptr<train::Optimizer> optimizer;
+    std::string group;  // the sub-scope, for Kind::group (module is the layer)
 
     /// Equal for the same object (a variable by id, the others by address).
-    std::pair<int, const void*> identity() const;
+    std::tuple<int, const void*, std::string> identity() const;
 };
 
 /// What the root holds: TF's Checkpoint(root=..., **kwargs) with its save_counter.
