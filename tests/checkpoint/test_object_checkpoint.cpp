@@ -296,6 +296,52 @@ TEST_CASE("object checkpoint: Keras Sequential with BatchNormalization and Adam,
                                            adam2->get_slot(vars2[i], slot)->value()));
 }
 
+TEST_CASE("object checkpoint: tf.keras 2's layout with optimizer_v2 hyperparameters restores",
+          "[object_checkpoint]") {
+    // What tf.keras 2 writes for the same model has, besides tapeflow's nodes, the optimizer's
+    // hyperparameter variables (beta_1, beta_2, decay, learning_rate): add them to a tapeflow
+    // checkpoint's graph and bundle, as TensorFlow lays them out.
+    const std::string dir = fresh_dir("object_hypers");
+    auto model = small_model(4);
+    auto adam = std::make_shared<ko::Adam>(ko::AdamOptions{.learning_rate = 0.01});
+    train_step(*model, *adam);
+    const std::string mine =
+        t::Checkpoint({{"model", model}, {"optimizer", adam}}).write(dir + "/a");
+    objects::ObjectGraph g = graph_of(mine);
+    const t::CheckpointReader reader(mine);
+    t::ckpt::bundle::BundleWriter w(dir + "/tf_layout");
+    for (const auto& [key, dtype] : reader.get_variable_to_dtype_map())
+        w.add(key, reader.get_tensor(key));
+    const auto optimizer = static_cast<std::size_t>(g.nodes[0].children[1].node_id);
+    for (const std::string hyper : {"beta_1", "beta_2", "decay", "learning_rate"}) {
+        const std::string key = "optimizer/" + hyper + "/.ATTRIBUTES/VARIABLE_VALUE";
+        g.nodes[optimizer].children.push_back({static_cast<int32_t>(g.nodes.size()), hyper});
+        objects::ObjectGraph::Node node;
+        node.attributes.push_back({"VARIABLE_VALUE", "Adam/" + hyper, key});
+        node.has_checkpoint_values = true;
+        g.nodes.push_back(node);
+        w.add(key, tf::constant(0.5F));
+    }
+    w.add_strings(
+        "_CHECKPOINTABLE_OBJECT_GRAPH", tf::Shape{}, {objects::serialize_object_graph(g)});
+    w.finish();
+
+    auto model2 = small_model(5);
+    auto adam2 = std::make_shared<ko::Adam>(ko::AdamOptions{.learning_rate = 0.01});
+    const auto status =
+        t::Checkpoint({{"model", model2}, {"optimizer", adam2}}).read(dir + "/tf_layout");
+    check_same_values(model2->variables(), model->variables());
+    train_step(*model2, *adam2);
+    train_step(*model, *adam);
+    check_same_values(model2->variables(), model->variables());
+    CHECK_NOTHROW(status.assert_existing_objects_matched());
+    // The hyperparameters are constructor options in tapeflow: nothing takes them.
+    CHECK_THROWS_TYPED(status.assert_consumed(),
+                       tf::errors::AssertionError,
+                       Contains("optimizer/learning_rate") && Contains("optimizer/beta_1"));
+    status.expect_partial();
+}
+
 TEST_CASE("object checkpoint: an unbuilt Keras model takes its weights when it builds",
           "[object_checkpoint]") {
     const std::string dir = fresh_dir("object_unbuilt");
