@@ -49,6 +49,7 @@
 #include <tapeflow/ops/sort.hpp>
 #include <tapeflow/random.hpp>
 #include <tapeflow/summary.hpp>
+#include <tapeflow/train/checkpoint.hpp>
 #include <tapeflow/train/checkpoint_reader.hpp>
 #include <tapeflow/train/coordinator.hpp>
 #include <tapeflow/train/hooks.hpp>

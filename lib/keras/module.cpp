@@ -10,6 +10,7 @@
 #include <cxxabi.h>
 #include <fmt/format.h>
 
+#include <tapeflow/core/error.hpp>
 #include <tapeflow/keras/module.hpp>
 
 namespace tapeflow {
@@ -99,15 +100,25 @@ Variable Module::add_weight(std::string_view name,
         v = make();
     }
     variables_.push_back(v);
+    variable_names_.emplace_back(name);  // the Keras attribute name ("kernel"), unlike v.name()
     return v;
 }
 
 void Module::track(const Variable& variable) {
     variables_.push_back(variable);
+    variable_names_.emplace_back();
 }
 
-void Module::track_module(std::shared_ptr<Module> submodule) {
-    if (submodule) children_.push_back(std::move(submodule));
+void Module::track_as(std::string name, const Variable& variable) {
+    if (name.empty()) throw errors::InvalidArgumentError("Module::track_as: the name is empty");
+    variables_.push_back(variable);
+    variable_names_.push_back(std::move(name));
+}
+
+void Module::track_module(std::shared_ptr<Module> submodule, std::string name) {
+    if (!submodule) return;
+    children_.push_back(std::move(submodule));
+    child_names_.push_back(std::move(name));
 }
 
 void Module::collect(std::vector<Variable>& out, std::vector<int64_t>& seen) const {

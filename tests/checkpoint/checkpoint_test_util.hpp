@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,22 @@
 
 #include <tapeflow/tapeflow.hpp>
 
+/// Checks the error's type and its message (Catch's CHECK_THROWS_AS and CHECK_THROWS_WITH).
+#define CHECK_THROWS_TYPED(expr, type, matcher) \
+    do {                                        \
+        CHECK_THROWS_AS(expr, type);            \
+        CHECK_THROWS_WITH(expr, matcher);       \
+    } while (false)
+
 namespace ckpt_test {
+
+/// The prefix of a TensorFlow-written checkpoint in tests/golden/tf_checkpoints (the test's
+/// TAPEFLOW_GOLDEN_DIR): "<golden>/tf_checkpoints/<name>/variables".
+inline std::string golden_tf_checkpoint(const std::string& name) {
+    const char* env = std::getenv("TAPEFLOW_GOLDEN_DIR");
+    if (env == nullptr) throw std::runtime_error("TAPEFLOW_GOLDEN_DIR is not set");
+    return std::string(env) + "/tf_checkpoints/" + name + "/variables";
+}
 
 namespace tf = tapeflow;
 

@@ -12,6 +12,10 @@ against its entry's CRC-32C.
         runs FIXTURE DIR/ckpt and checks what it wrote, then FIXTURE --saver DIR/saver (the
         Saver's TF-format output: TF1 keys, Adam values, state file); with GOLDEN (tests/golden), first checks
         this reader on the checkpoints TensorFlow wrote (tf_checkpoints/README.md)
+    read_bundle.py --check-objects FIXTURE DIR
+        runs FIXTURE DIR/objects (object_fixture.cpp) and checks the TF2 object-based checkpoint
+        it wrote: keys, values and the TrackableObjectGraph (decoded here from the wire format)
+        exactly as TensorFlow lays them out for tf.train.Checkpoint(model=..., optimizer=...)
 """
 import os
 import struct
@@ -362,7 +366,104 @@ def check_golden(golden):
     print("read_bundle: TensorFlow's checkpoints read as expected")
 
 
+def parse_object_graph(msg):
+    """TrackableObjectGraph (trackable_object_graph.proto) -> list of node dicts."""
+    nodes = []
+    for num, wire, node in fields(msg):
+        if num != 1 or wire != 2:
+            raise Corrupt("object graph field %d" % num)
+        n = {"children": [], "attributes": [], "slots": [], "has_values": None}
+        for fnum, _w, val in fields(node):
+            sub = dict((k, v) for k, _, v in fields(val)) if fnum in (1, 2, 3, 5) else {}
+            if fnum == 1:
+                n["children"].append((sub.get(1, 0), sub.get(2, b"").decode()))
+            elif fnum == 2:
+                n["attributes"].append(tuple(sub.get(k, b"").decode() for k in (1, 2, 3)))
+            elif fnum == 3:
+                n["slots"].append((sub.get(1, 0), sub.get(2, b"").decode(), sub.get(3, 0)))
+            elif fnum == 5:
+                n["has_values"] = bool(sub.get(1, 0))
+        nodes.append(n)
+    return nodes
+
+
+def check_objects(fixture, directory):
+    """What tests/checkpoint/object_fixture.cpp writes, against TensorFlow's layout."""
+    prefix = directory + "/objects"
+    subprocess.run([fixture, prefix], check=True)
+    got = read_bundle(prefix + "-1")
+    graph_entry = got.pop("_CHECKPOINTABLE_OBJECT_GRAPH")
+    if graph_entry[:2] != ("string", []):
+        raise AssertionError("object graph entry %r" % (graph_entry[:2],))
+    nodes = parse_object_graph(graph_entry[2][0])
+    # Breadth first from the root (children of tf.train.Checkpoint sorted, save_counter last);
+    # tf.keras 2's Sequential names its layers layer_with_weights-<k> and layer-<i>; slots come
+    # after every other node, per slot name ("m", then "v") and variable in node order.
+    layer0, layer1 = "model/layer_with_weights-0", "model/layer_with_weights-1"
+    paths = ["", "model", "optimizer", "save_counter", layer0, layer1, "optimizer/iter",
+             layer0 + "/kernel", layer0 + "/bias", layer1 + "/gamma", layer1 + "/beta",
+             layer1 + "/moving_mean", layer1 + "/moving_variance"]
+    trainable = [7, 8, 9, 10]
+    for slot in ("m", "v"):
+        for var in trainable:
+            paths.append("%s/.OPTIMIZER_SLOT/optimizer/%s" % (paths[var], slot))
+    children = {0: [(1, "model"), (2, "optimizer"), (3, "save_counter")],
+                1: [(4, "layer_with_weights-0"), (4, "layer-0"), (5, "layer_with_weights-1"),
+                    (5, "layer-1")],
+                2: [(6, "iter")], 4: [(7, "kernel"), (8, "bias")],
+                5: [(9, "gamma"), (10, "beta"), (11, "moving_mean"), (12, "moving_variance")]}
+    if len(nodes) != len(paths):
+        raise AssertionError("%d nodes, expected %d" % (len(nodes), len(paths)))
+    for i, node in enumerate(nodes):
+        if node["children"] != children.get(i, []):
+            raise AssertionError("node %d children %r" % (i, node["children"]))
+        if node["has_values"] is not True:
+            raise AssertionError("node %d has_checkpoint_values %r" % (i, node["has_values"]))
+        expected_slots = []
+        if i == 2:
+            expected_slots = [(var, slot, 13 + 4 * k + j) for k, slot in enumerate(("m", "v"))
+                              for j, var in enumerate(trainable)]
+        if node["slots"] != expected_slots:
+            raise AssertionError("node %d slot variables %r" % (i, node["slots"]))
+        if i in (0, 1, 2, 4, 5):
+            if node["attributes"]:
+                raise AssertionError("node %d has attributes" % i)
+            continue
+        if len(node["attributes"]) != 1:
+            raise AssertionError("node %d attributes %r" % (i, node["attributes"]))
+        name, full_name, key = node["attributes"][0]
+        if name != "VARIABLE_VALUE" or key != paths[i] + "/.ATTRIBUTES/VARIABLE_VALUE":
+            raise AssertionError("node %d attribute %r" % (i, node["attributes"][0]))
+        if i >= 13 and not full_name.endswith("/adam/" + ("momentum" if i < 17 else "velocity")):
+            raise AssertionError("slot %d full name %r" % (i, full_name))
+    keys = sorted(p + "/.ATTRIBUTES/VARIABLE_VALUE" for p in paths[3:] if p not in
+                  (layer0, layer1))
+    if sorted(got) != keys:
+        raise AssertionError("keys differ: %s" % sorted(set(got) ^ set(keys)))
+    scalar = lambda p: got[p + "/.ATTRIBUTES/VARIABLE_VALUE"]
+    for p, dtype in (("save_counter", "int64"), ("optimizer/iter", "int64")):
+        if scalar(p)[:2] != (dtype, []) or int(scalar(p)[2]) != 1:
+            raise AssertionError("%s: %r" % (p, scalar(p)))
+    shapes = {7: [2, 3], 8: [3], 9: [3], 10: [3], 11: [3], 12: [3]}
+    for i, shape in shapes.items():
+        if scalar(paths[i])[:2] != ("float32", shape):
+            raise AssertionError("%s: %r" % (paths[i], scalar(paths[i])[:2]))
+    for k, var in enumerate(trainable * 2):
+        if scalar(paths[13 + k])[:2] != ("float32", shapes[var]):
+            raise AssertionError("%s: %r" % (paths[13 + k], scalar(paths[13 + k])[:2]))
+    # Adam's first step (lr 0.001) moves no element by more than lr.
+    kernel = scalar(paths[7])[2]
+    start = np.arange(6, dtype=np.float32).reshape(2, 3) / 10
+    if not np.all(np.abs(kernel - start) <= 0.001 + 1e-6):
+        raise AssertionError("kernel %r" % kernel)
+    print("read_bundle: object checkpoint %s-1 decoded and checked (%d nodes)" % (prefix,
+                                                                                 len(nodes)))
+
+
 def main(argv):
+    if len(argv) == 4 and argv[1] == "--check-objects":
+        check_objects(argv[2], argv[3])
+        return 0
     if len(argv) in (4, 5) and argv[1] == "--check":
         if len(argv) == 5:
             check_golden(argv[4])

@@ -20,20 +20,9 @@ using ckpt_test::bitwise_equal;
 using ckpt_test::read_bytes;
 using ckpt_test::write_bytes;
 
-// The error's type and its message.
-#define CHECK_THROWS_TYPED(expr, type, matcher) \
-    do {                                        \
-        CHECK_THROWS_AS(expr, type);            \
-        CHECK_THROWS_WITH(expr, matcher);       \
-    } while (false)
-
 namespace {
 
-std::string golden(const std::string& name) {
-    const char* env = std::getenv("TAPEFLOW_GOLDEN_DIR");
-    REQUIRE(env != nullptr);
-    return std::string(env) + "/tf_checkpoints/" + name + "/variables";
-}
+const auto golden = &ckpt_test::golden_tf_checkpoint;
 
 uint32_t bits_of(float f) {
     uint32_t u = 0;

@@ -3,8 +3,8 @@
 // what it rejects must be a typed tapeflow error; anything else, a crash or a hang fails.
 //   fuzz_readers <target|all> [--iterations N] [--seconds S] [--seed K] [--crash-dir D]
 //   fuzz_readers <target> --replay FILE      (runs one saved input)
-// Targets: tfrecord, tfrecord-gzip, tfrecord-zlib, events, safetensors, tensor-bundle, example,
-// npy, npz.
+// Targets: tfrecord, tfrecord-gzip, tfrecord-zlib, events, safetensors, tensor-bundle,
+// object-graph, example, npy, npz.
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -267,6 +267,45 @@ fuzz::Target tensor_bundle_target() {
     return t;
 }
 
+// ---- TF2 object-based checkpoints: the serialized TrackableObjectGraph is fuzzed (written into
+// a bundle with the values, so its CRC holds) and restored into a fixed module tree: a graph that
+// is accepted may only ever give a variable the saved value of its own shape ----
+
+std::shared_ptr<tf::Module> object_tree(float b, float w) {
+    auto inner = std::make_shared<tf::Module>("inner");
+    inner->track_as("w", tf::Variable(tf::fill({2}, w), {.name = "w"}));
+    auto root = std::make_shared<tf::Module>("root");
+    root->track_as("inner", inner);
+    root->track_as("b", tf::Variable(tf::constant(b), {.name = "b"}));
+    return root;
+}
+
+fuzz::Target object_graph_target() {
+    fuzz::Target t;
+    t.name = "object-graph";
+    const std::string seed = (work_dir() / "objects_seed").string();
+    tf::train::Checkpoint(object_tree(3.f, 1.5f)).write(seed);
+    t.seeds = {
+        tf::train::CheckpointReader(seed).get_tensor_bytes("_CHECKPOINTABLE_OBJECT_GRAPH")[0]};
+    t.run = [](const std::string& bytes) {
+        const std::string prefix = (work_dir() / "objects").string();
+        tf::train::ckpt::bundle::BundleWriter w(prefix);
+        w.add("b/.ATTRIBUTES/VARIABLE_VALUE", tf::constant(3.f));
+        w.add("inner/w/.ATTRIBUTES/VARIABLE_VALUE", tf::fill({2}, 1.5f));
+        w.add_strings("_CHECKPOINTABLE_OBJECT_GRAPH", tf::Shape{}, {bytes});
+        w.finish();
+        const auto root = object_tree(0.f, 0.f);
+        tf::train::Checkpoint(root).read(prefix).expect_partial();
+        const float b = root->own_variables()[0].value().item<float>();
+        const std::vector<float> wv =
+            root->children()[0]->own_variables()[0].value().to_vector<float>();
+        if (b != 0.f && b != 3.f) throw fuzz::WrongValue("b restored to a value never saved");
+        if (wv != std::vector<float>{0.f, 0.f} && wv != std::vector<float>{1.5f, 1.5f})
+            throw fuzz::WrongValue("inner/w restored to a value never saved");
+    };
+    return t;
+}
+
 // ---- tf.train.Example: Example::parse and parse_example (no checksum: no crash, typed errors)
 // ----
 
@@ -380,6 +419,7 @@ std::vector<fuzz::Target> targets(const std::string& which) {
     if (want("events")) all.push_back(events_target());
     if (want("safetensors")) all.push_back(safetensors_target());
     if (want("tensor-bundle")) all.push_back(tensor_bundle_target());
+    if (want("object-graph")) all.push_back(object_graph_target());
     if (want("example")) all.push_back(example_target());
     if (want("npy")) all.push_back(npy_target());
     if (want("npz")) all.push_back(npz_target());

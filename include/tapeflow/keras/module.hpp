@@ -43,6 +43,23 @@ public:
     std::vector<std::shared_ptr<Module>> submodules() const;
     /// The directly tracked submodules, in registration order.
     const std::vector<std::shared_ptr<Module>>& children() const { return children_; }
+    /// The directly tracked variables, in registration order (a variable tracked twice is listed
+    /// twice).
+    const std::vector<Variable>& own_variables() const { return variables_; }
+    /// The names object-based checkpoints give them (tf::train::Checkpoint), parallel to
+    /// own_variables() and children(): the name given to track_as or add_weight, "" where none
+    /// was given.
+    const std::vector<std::string>& own_variable_names() const { return variable_names_; }
+    const std::vector<std::string>& child_names() const { return child_names_; }
+
+    /// Tracks a variable or submodule under `name`, the attribute name TF2 would give it
+    /// (`self.a = tf.Variable(...)`): its checkpoint key is "<path>/a/.ATTRIBUTES/VARIABLE_VALUE".
+    void track_as(std::string name, const Variable& variable);
+    template <class M>
+    std::shared_ptr<M> track_as(std::string name, std::shared_ptr<M> submodule) {
+        track_module(submodule, std::move(name));
+        return submodule;
+    }
 
     /// RAII: the module's name scope ("<name>/" inside the current scope); weights created by
     /// add_weight while it is open are named "<scopes>/<name>/<weight>".
@@ -81,12 +98,14 @@ protected:
     void track(const Variable& variable);
 
 private:
-    void track_module(std::shared_ptr<Module> submodule);
+    void track_module(std::shared_ptr<Module> submodule, std::string name = "");
     void collect(std::vector<Variable>& out, std::vector<int64_t>& seen) const;
 
     mutable std::string name_;  // resolved on first use when a user subclass gave none
     std::vector<Variable> variables_;
+    std::vector<std::string> variable_names_;
     std::vector<std::shared_ptr<Module>> children_;
+    std::vector<std::string> child_names_;
     mutable int open_scopes_ = 0;
 };
 

@@ -1,6 +1,7 @@
 // Reading and writing the "checkpoint" state file (TensorFlow's CheckpointState text proto).
 #include "train/checkpoint/checkpoint_state.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -67,7 +68,24 @@ std::optional<CheckpointState> read_checkpoint_state(const std::string& dir) {
         const std::string_view rest(line.c_str() + start);
         const bool latest = rest.starts_with("model_checkpoint_path:");
         const bool all = rest.starts_with("all_model_checkpoint_paths:");
-        if (!latest && !all) continue;  // newer fields (timestamps) are ignored
+        const bool stamp = rest.starts_with("all_model_checkpoint_timestamps:");
+        const bool preserved = rest.starts_with("last_preserved_timestamp:");
+        if (stamp || preserved) {
+            const std::string number(rest.substr(rest.find(':') + 1));
+            char* end = nullptr;
+            const double t = std::strtod(number.c_str(), &end);
+            if (end == number.c_str()) {
+                throw errors::DataLossError(fmt::format(
+                    "Corrupt checkpoint state file {}: line {} has no number", file, lineno));
+            }
+            if (stamp) {
+                state.all_model_checkpoint_timestamps.push_back(t);
+            } else {
+                state.last_preserved_timestamp = t;
+            }
+            continue;
+        }
+        if (!latest && !all) continue;  // fields this reader does not know are ignored
         const std::optional<std::string> value = unquote(line, start);
         if (!value) {
             throw errors::DataLossError(fmt::format(
@@ -88,10 +106,17 @@ std::optional<CheckpointState> read_checkpoint_state(const std::string& dir) {
 
 void write_checkpoint_state(const std::string& dir,
                             const std::string& latest,
-                            const std::vector<std::string>& all) {
+                            const std::vector<std::string>& all,
+                            const std::vector<double>& all_timestamps,
+                            std::optional<double> last_preserved_timestamp) {
     std::string text = fmt::format("model_checkpoint_path: {}\n", quote(relative_to(dir, latest)));
     for (const std::string& p : all)
         text += fmt::format("all_model_checkpoint_paths: {}\n", quote(relative_to(dir, p)));
+    // Text format prints doubles in their shortest round-trip form, as fmt's {} does.
+    for (const double t : all_timestamps)
+        text += fmt::format("all_model_checkpoint_timestamps: {}\n", t);
+    if (last_preserved_timestamp)
+        text += fmt::format("last_preserved_timestamp: {}\n", *last_preserved_timestamp);
     io::write_file_atomically(resolve(dir, "checkpoint"), text);
 }
 
