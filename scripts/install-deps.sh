@@ -12,6 +12,7 @@ packages=(
     libpng-dev zlib1g-dev nlohmann-json3-dev libsnappy-dev
     libopenmpi-dev openmpi-bin
     python3 python3-numpy clang-tools-19
+    libhdf5-dev python3-h5py  # Keras weight files (.h5); h5py checks them in the tests
     clang-format-14
     clang-19 binutils util-linux qemu-user  # clang++-19 consumer, readelf/nm (abi suite), unshare
     # binutils: ld/nm/objcopy make the per-ISA kernel objects; qemu-user runs the Nehalem suite

@@ -64,6 +64,15 @@ tf::Tensor img() {
     return tf::ones({1, 4, 4, 1});
 }
 
+// A built Sequential with one Dense layer of `units` (Keras weight files).
+std::shared_ptr<tf::keras::Sequential> bad_h5_model(int64_t units = 3) {
+    auto m = std::make_shared<tf::keras::Sequential>(
+        std::vector<std::shared_ptr<tf::keras::layers::Layer>>{
+            std::make_shared<tf::keras::layers::Dense>(units)});
+    (*m)(tf::ones({1, 2}));
+    return m;
+}
+
 std::vector<BadCall> table() {
     const Code IA = Code::invalid_argument, NF = Code::not_found, FP = Code::failed_precondition,
                RE = Code::resource_exhausted, DL = Code::data_loss, UN = Code::unimplemented;
@@ -1481,6 +1490,42 @@ std::vector<BadCall> table() {
          [=] {
              tf::Variable v(tf::ones({1}), {.name = "saver_garbage"});
              tf::train::Saver({v}).restore(file_with("garbage.safetensors", "not a checkpoint"));
+         }},
+        {"load_weights: missing .weights.h5",
+         NF,
+         "nowhere.weights.h5",
+         [] {
+             bad_h5_model()->load_weights(path_of("nowhere.weights.h5"));
+         }},
+        {"load_weights: garbage .weights.h5",
+         DL,
+         "garbage.weights.h5",
+         [=] {
+             bad_h5_model()->load_weights(file_with("garbage.weights.h5", "not an HDF5 file"));
+         }},
+        {"load_weights: truncated .h5",
+         DL,
+         "cut.h5",
+         [=] {
+             const auto m = bad_h5_model();
+             m->save_weights(path_of("whole.h5"));
+             std::ifstream in(path_of("whole.h5"), std::ios::binary);
+             const std::string bytes(std::istreambuf_iterator<char>(in), {});
+             m->load_weights(file_with("cut.h5", bytes.substr(0, bytes.size() / 2)));
+         }},
+        {"load_weights: another architecture",
+         IA,
+         "dense",
+         [=] {
+             bad_h5_model()->save_weights(path_of("arch.weights.h5"));
+             bad_h5_model(5)->load_weights(path_of("arch.weights.h5"));
+         }},
+        {"save_weights: unbuilt model",
+         FP,
+         "unbuilt.weights.h5",
+         [] {
+             tf::keras::Sequential m({std::make_shared<tf::keras::layers::Dense>(2)});
+             m.save_weights(path_of("unbuilt.weights.h5"));
          }},
         {"load_npy: missing",
          NF,

@@ -43,6 +43,12 @@ struct History {
     std::vector<int64_t> epoch;
 };
 
+/// Model::load_weights' options (tf.keras 2's by_name and skip_mismatch arguments).
+struct LoadWeightsOptions {
+    bool by_name = false;        // tf.keras 2 ".h5" files: match layers by name, not order
+    bool skip_mismatch = false;  // skip (with a warning) weights whose count or shape differs
+};
+
 /// Subclass Model and override call() (track the layers you use with track()), or use Sequential.
 class Model : public layers::Layer {
 public:
@@ -81,6 +87,19 @@ public:
     /// The variables' current values, in variables() order, and their restoration.
     std::vector<Tensor> get_weights() const;
     void set_weights(const std::vector<Tensor>& weights);
+
+    /// Writes the weights in the format the name picks (docs/interchange.md, "Keras weight
+    /// files"): "*.weights.h5" Keras 3's layout, "*.h5" / "*.hdf5" tf.keras 2's layout, anything
+    /// else a TensorFlow checkpoint prefix. Atomic; FailedPreconditionError before the model is
+    /// built.
+    void save_weights(const std::string& filepath) const;
+    /// Loads weights written by save_weights or by Keras for the same architecture. A layer or
+    /// weight count, or a shape, that differs raises InvalidArgumentError naming the layer, the
+    /// weight and both shapes (nothing is changed then); skip_mismatch skips those with a warning.
+    void load_weights(const std::string& filepath, bool skip_mismatch = false);
+    /// tf.keras 2's load_weights(filepath, by_name, skip_mismatch): by_name (".h5" files only)
+    /// matches layers by name instead of by order.
+    void load_weights(const std::string& filepath, const LoadWeightsOptions& options);
 
     train::Optimizer* optimizer() const { return optimizer_.get(); }
     losses::Loss* loss() const { return loss_.get(); }
