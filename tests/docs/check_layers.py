@@ -58,6 +58,13 @@ EXCEPTIONS = {
     ("include/tapeflow/distribute.hpp", "include/tapeflow/data.hpp"),
     # Distribute wraps train's optimizers.
     ("include/tapeflow/distribute.hpp", "include/tapeflow/train/optimizer.hpp"),
+    # tf.train.Checkpoint walks Keras objects.
+    ("lib/train/checkpoint/trackable.hpp", "include/tapeflow/keras/module.hpp"),
+    ("lib/train/checkpoint/trackable.cpp", "include/tapeflow/keras/model.hpp"),
+    ("lib/train/checkpoint/trackable.cpp", "include/tapeflow/keras/layers/attention.hpp"),
+    ("lib/train/checkpoint/trackable.cpp", "include/tapeflow/keras/optimizers.hpp"),
+    ("lib/train/checkpoint/object_checkpoint.cpp", "include/tapeflow/keras/layer.hpp"),
+    ("lib/train/checkpoint/object_checkpoint.cpp", "include/tapeflow/keras/optimizers.hpp"),
 }
 
 
