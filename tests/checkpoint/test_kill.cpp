@@ -55,9 +55,9 @@ pid_t spawn(const std::string& exe, std::vector<std::string> args, int out_fd = 
     return pid;
 }
 
-pid_t spawn_child(const std::string& dir, int64_t save_steps) {
+pid_t spawn_child(const std::string& dir, int64_t save_steps, const std::string& format) {
     return spawn(child_path("TAPEFLOW_CKPT_CHILD", "ckpt_train_child"),
-                 {dir, std::to_string(kLastStep), std::to_string(save_steps)});
+                 {dir, std::to_string(kLastStep), std::to_string(save_steps), format});
 }
 
 int wait_child(pid_t pid) {
@@ -87,16 +87,19 @@ std::map<std::string, tf::Tensor> restore_latest(const std::string& dir) {
 TEST_CASE(
     "kill test: SIGKILL at random moments; each latest checkpoint restores; resuming is exact",
     "[checkpoint][kill]") {
+    // Both checkpoint formats: TensorFlow's (data files, then the index) and safetensors.
+    const std::string format = GENERATE(as<std::string>{}, "tensorflow", "safetensors");
+    INFO("format " << format);
     const int kKills = kill_tries();
-    const std::string killed = ckpt_test::fresh_dir("kill");
-    const std::string straight = ckpt_test::fresh_dir("kill_reference");
+    const std::string killed = ckpt_test::fresh_dir("kill_" + format);
+    const std::string straight = ckpt_test::fresh_dir("kill_reference_" + format);
     std::mt19937 rng(20261130);
     std::uniform_int_distribution<int> delay_ms(0, 160);
     int64_t last_restored = -1;
     int mid_save = 0;
     for (int k = 0; k < kKills; ++k) {
         // Every other run saves at every step, so that most of its kills land inside a save.
-        const pid_t pid = spawn_child(killed, k % 2 == 0 ? 2 : 1);
+        const pid_t pid = spawn_child(killed, k % 2 == 0 ? 2 : 1, format);
         std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
         ::kill(pid, SIGKILL);
         const int status = wait_child(pid);
@@ -117,11 +120,13 @@ TEST_CASE(
                    << ", latest checkpoint at step " << last_restored << " of " << kLastStep);
 
     // Finish the killed job, and run the same job uninterrupted (saving only at the end).
-    CHECK(wait_child(spawn_child(killed, 1'000'000)) == 0);  // resumes, saves at the end
-    CHECK(wait_child(spawn_child(straight, 1'000'000)) == 0);
+    CHECK(wait_child(spawn_child(killed, 1'000'000, format)) == 0);  // resumes, saves at the end
+    CHECK(wait_child(spawn_child(straight, 1'000'000, format)) == 0);
     const auto a = restore_latest(killed);
     const auto b = restore_latest(straight);
-    CHECK(t::latest_checkpoint(killed) == killed + "/model.ckpt-" + std::to_string(kLastStep));
+    const std::string last = killed + "/model.ckpt-" + std::to_string(kLastStep);
+    CHECK(t::latest_checkpoint(killed) == last);
+    CHECK(fs::exists(last + (format == "safetensors" ? ".safetensors" : ".index")));
     REQUIRE(a.size() == b.size());
     REQUIRE(a.size() > 8);  // weights, Adam slots and powers, EMA shadows, global step
     for (const auto& [name, value] : b) {

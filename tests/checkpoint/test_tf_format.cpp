@@ -102,7 +102,9 @@ TEST_CASE("TF format: the tf::train optimizers' slots and state under TF1's keys
     }
     {
         // Two live Adams: tapeflow names the second "Adam_1" (TF2's rule; TF1 would keep "Adam"
-        // and give its slots "w/Adam_2", "w/Adam_3"); every key stays unique.
+        // and give its slots "w/Adam_2", "w/Adam_3"). Its slots are "w/Adam_1" and "w/Adam_1_1",
+        // each made unique as a TF1 graph name is: "w/Adam_1" is taken (the first Adam's v), so
+        // m gets "w/Adam_1_1" and v, whose name that now is, "w/Adam_1_1_1".
         tf::Variable w(tf::constant({1.f, 2.f}), {.name = "k11/w"});
         t::AdamOptimizer a(0.1), b(0.1);
         a.minimize([&] { return tf::reduce_sum(w.value()); }, {w});
@@ -111,7 +113,7 @@ TEST_CASE("TF format: the tf::train optimizers' slots and state under TF1's keys
                                                  "k11/w/Adam",
                                                  "k11/w/Adam_1",
                                                  "k11/w/Adam_1_1",
-                                                 "k11/w/Adam_1_2",
+                                                 "k11/w/Adam_1_1_1",
                                                  "beta1_power",
                                                  "beta1_power_1",
                                                  "beta2_power",

@@ -2,9 +2,10 @@
 // MonitoredTrainingSession that checkpoints every `save_steps` steps into `dir` and stops at
 // `last_step`. Rerun after a kill, it resumes from the latest checkpoint. The data of each step
 // depends only on the global step, so every resumed run computes the same values.
-// Usage: ckpt_train_child <dir> <last_step> <save_steps>
+// Usage: ckpt_train_child <dir> <last_step> <save_steps> [tensorflow|safetensors]
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -12,13 +13,15 @@ namespace tf = tapeflow;
 namespace t = tapeflow::train;
 
 int main(int argc, char** argv) {
-    if (argc != 4) {
-        std::fprintf(stderr, "usage: %s <dir> <last_step> <save_steps>\n", argv[0]);
+    if (argc != 4 && argc != 5) {
+        std::fprintf(
+            stderr, "usage: %s <dir> <last_step> <save_steps> [tensorflow|safetensors]\n", argv[0]);
         return 2;
     }
     const std::string dir = argv[1];
     const int64_t last_step = std::atoll(argv[2]);
     const int64_t save_steps = std::atoll(argv[3]);
+    const bool safetensors = argc == 5 && std::string(argv[4]) == "safetensors";
     tf::logging::set_verbosity(tf::logging::WARN);
 
     tf::random::set_seed(7);
@@ -31,13 +34,16 @@ int main(int argc, char** argv) {
     t::ExponentialMovingAverage ema(0.99);
     tf::Variable step = t::get_or_create_global_step();
 
-    t::MonitoredTrainingSession session({.checkpoint_dir = dir,
-                                         .save_checkpoint_steps = save_steps,
-                                         .save_summaries_steps = {},
-                                         .log_step_count_steps = 0,
-                                         .hooks = {std::make_shared<t::StopAtStepHook>(
-                                             t::StopAtStepHookOptions{.last_step = last_step})},
-                                         .max_to_keep = 3});
+    t::MonitoredTrainingSession session(
+        {.checkpoint_dir = dir,
+         .save_checkpoint_steps = save_steps,
+         .save_summaries_steps = {},
+         .log_step_count_steps = 0,
+         .hooks = {std::make_shared<t::StopAtStepHook>(
+             t::StopAtStepHookOptions{.last_step = last_step})},
+         .max_to_keep = 3,
+         .checkpoint_format =
+             safetensors ? t::CheckpointFormat::safetensors : t::CheckpointFormat::tensorflow});
     while (!session.should_stop()) {
         session.run([&] {
             const int64_t s = t::global_step(step);

@@ -134,6 +134,23 @@ TEST_CASE("checkpoint-prefix weights check shapes and honour skip_mismatch",
     REQUIRE(after[3].to_vector<float>() == a->get_weights()[3].to_vector<float>());
 }
 
+TEST_CASE("checkpoint-prefix weights are a TF2 object checkpoint with the model as root",
+          "[keras][h5]") {
+    const fs::path dir = scratch("tf_object_graph");
+    const std::string prefix = (dir / "weights").string();
+    auto a = model("mlp");
+    a->save_weights(prefix);
+    // What tf.keras 2's model.load_weights(prefix) needs: the object graph, keys by position.
+    const auto reader = tf::train::load_checkpoint(prefix);
+    REQUIRE(reader.has_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"));
+    REQUIRE(reader.has_tensor("layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE"));
+    REQUIRE_FALSE(reader.has_tensor("save_counter/.ATTRIBUTES/VARIABLE_VALUE"));
+    // The same file through tf::train::Checkpoint(root=model), as TensorFlow reads it.
+    auto b = model("mlp");
+    tf::train::Checkpoint(b).read(prefix).assert_consumed();
+    require_same(*a, *b);
+}
+
 TEST_CASE("save_weights round trips in the three formats", "[keras][h5]") {
     const fs::path dir = scratch("round_trip");
     for (const std::string kind : {"mlp", "conv", "embed", "attention"}) {

@@ -58,6 +58,8 @@ struct CheckpointSaverHookOptions {
     /// Periodic saves in the background (SaverOptions::async): the loop waits only for the copy of
     /// the values; end() waits until the final checkpoint is durable.
     bool async_save = false;
+    /// SaverOptions::format.
+    CheckpointFormat format = CheckpointFormat::tensorflow;
 };
 class CheckpointSaverHook : public SessionRunHook {
 public:

@@ -15,6 +15,7 @@
 #include <tapeflow/autograd/variable.hpp>
 #include <tapeflow/core/export.hpp>
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/train/checkpoint_reader.hpp>
 
 TAPEFLOW_API_BEGIN
 
@@ -61,6 +62,8 @@ struct MonitoredTrainingSessionOptions {
     int max_to_keep = 5;
     /// Periodic checkpoints written in the background (CheckpointSaverHookOptions::async_save).
     bool async_checkpoints = false;
+    /// The checkpoints' format (SaverOptions::format); restoring reads either.
+    CheckpointFormat checkpoint_format = CheckpointFormat::tensorflow;
 };
 
 /// The training loop of a job that must survive being killed.

@@ -116,7 +116,8 @@ std::map<std::string, std::pair<Shape, DType>> list_variables(const std::string&
 Tensor load_variable(const std::string& path, const std::string& name);
 
 /// The global step a checkpoint was saved with ("global_step" in a safetensors file's metadata, the
-/// scalar "global_step" tensor of a TensorFlow checkpoint), if any.
+/// scalar "global_step" tensor of a TensorFlow checkpoint, else the "-<step>" that save() appended
+/// to the prefix), if any.
 std::optional<int64_t> checkpoint_global_step(const std::string& path);
 
 }  // namespace tapeflow::train

@@ -1,7 +1,8 @@
-// Model weights as a TensorFlow checkpoint prefix, through tf::train::Saver (format and atomicity
-// are the Saver's; docs/checkpoints.md). Keys name each weight by its place in the model, as
-// tf.keras 2's object-based checkpoints do ("layer_with_weights-0/kernel/.ATTRIBUTES/
-// VARIABLE_VALUE"), not by variable name: names differ between two instances of one architecture.
+// Model weights as a TensorFlow checkpoint prefix, as tf.keras 2's save_weights(save_format="tf")
+// writes them: a TF2 object checkpoint with the model as its root (tf::train::Checkpoint::write:
+// keys by the weight's place in the model, "layer_with_weights-0/kernel/.ATTRIBUTES/
+// VARIABLE_VALUE", and the serialized object graph TensorFlow's load_weights reads). Loading reads
+// by that graph; a checkpoint without one, or skip_mismatch, matches the same keys one by one.
 #include "keras/saving/tf_format.hpp"
 
 #include <map>
@@ -10,6 +11,8 @@
 
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/core/logging.hpp>
+#include <tapeflow/train/checkpoint.hpp>
+#include <tapeflow/train/checkpoint_reader.hpp>
 #include <tapeflow/train/saver.hpp>
 
 #include "keras/saving/weights_io.hpp"
@@ -55,14 +58,25 @@ std::map<std::string, Variable> keyed_variables(const Model& model, const std::s
     return keyed;
 }
 
+// The model as a Checkpoint's root, not owned (the Checkpoint lives only for the call); writing
+// reads the variables only.
+std::shared_ptr<Module> unowned(const Model& model) {
+    return {std::shared_ptr<Module>(), const_cast<Model*>(&model)};  // NOLINT: see above
+}
+
 }  // namespace
 
 void save_weights_tf(const Model& model, const std::string& prefix) {
-    train::Saver(keyed_variables(model, prefix), train::SaverOptions{.max_to_keep = 0})
-        .save(prefix);
+    train::Checkpoint(unowned(model)).write(prefix);
 }
 
 void load_weights_tf(Model& model, const std::string& prefix, bool skip_mismatch) {
+    if (!skip_mismatch &&
+        train::load_checkpoint(prefix).has_tensor("_CHECKPOINTABLE_OBJECT_GRAPH")) {
+        // Every weight of the model must be in the file; the file may hold more (an optimizer).
+        train::Checkpoint(unowned(model)).read(prefix).assert_existing_objects_matched();
+        return;
+    }
     std::map<std::string, Variable> keyed = keyed_variables(model, prefix);
     if (skip_mismatch) {
         const auto stored = train::list_variables(prefix);

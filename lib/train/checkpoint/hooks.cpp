@@ -87,8 +87,9 @@ CheckpointSaverHook::CheckpointSaverHook(CheckpointSaverHookOptions options)
         throw errors::InvalidArgumentError(
             "CheckpointSaverHook: give at most one of save_steps and save_secs");
     }
-    saver_ = std::make_unique<Saver>(
-        SaverOptions{.max_to_keep = options_.max_to_keep, .async = options_.async_save});
+    saver_ = std::make_unique<Saver>(SaverOptions{.max_to_keep = options_.max_to_keep,
+                                                  .format = options_.format,
+                                                  .async = options_.async_save});
 }
 
 CheckpointSaverHook::~CheckpointSaverHook() = default;

@@ -88,7 +88,8 @@ MonitoredTrainingSession::MonitoredTrainingSession(MonitoredTrainingSessionOptio
         }
         CheckpointSaverHookOptions saver{.checkpoint_dir = dir,
                                          .max_to_keep = options_.max_to_keep,
-                                         .async_save = options_.async_checkpoints};
+                                         .async_save = options_.async_checkpoints,
+                                         .format = options_.checkpoint_format};
         if (options_.save_checkpoint_secs && *options_.save_checkpoint_secs > 0) {
             saver.save_secs = *options_.save_checkpoint_secs;
         } else if (options_.save_checkpoint_steps && *options_.save_checkpoint_steps > 0) {

@@ -312,7 +312,16 @@ Tensor load_variable(const std::string& path, const std::string& name) {
 }
 
 std::optional<int64_t> checkpoint_global_step(const std::string& path) {
-    return ckpt::CheckpointReader::open_any(ckpt::resolve_checkpoint(path))->header().global_step;
+    const std::string prefix = ckpt::resolve_checkpoint(path);
+    if (const auto step = ckpt::CheckpointReader::open_any(prefix)->header().global_step) return step;
+    // Without a global_step tensor, the step save() put into the name ("model.ckpt-1500"), which
+    // safetensors also records in its metadata.
+    const std::size_t dash = prefix.rfind('-');
+    if (dash == std::string::npos || dash + 1 == prefix.size() || prefix.size() - dash > 19 ||
+        prefix.find_first_not_of("0123456789", dash + 1) != std::string::npos ||
+        prefix.find('/', dash) != std::string::npos)
+        return std::nullopt;
+    return std::stoll(prefix.substr(dash + 1));
 }
 
 }  // namespace tapeflow::train
