@@ -313,7 +313,8 @@ Tensor load_variable(const std::string& path, const std::string& name) {
 
 std::optional<int64_t> checkpoint_global_step(const std::string& path) {
     const std::string prefix = ckpt::resolve_checkpoint(path);
-    if (const auto step = ckpt::CheckpointReader::open_any(prefix)->header().global_step) return step;
+    if (const auto step = ckpt::CheckpointReader::open_any(prefix)->header().global_step)
+        return step;
     // Without a global_step tensor, the step save() put into the name ("model.ckpt-1500"), which
     // safetensors also records in its metadata.
     const std::size_t dash = prefix.rfind('-');
