@@ -74,6 +74,18 @@ double max_abs(const Tensor& t) {
     return tf::reduce_max(tf::abs(t)).item<double>();
 }
 
+// The inputs the sources perturb, and their directions: the accumulator's two lists.
+std::pair<std::vector<Tensor>, std::vector<Tensor>> primals_and_tangents(
+    const std::vector<Tensor>& x, const std::vector<Source>& s) {
+    std::vector<Tensor> primals;
+    std::vector<Tensor> tangents;
+    for (const Source& src : s) {
+        primals.push_back(x[src.at]);
+        tangents.push_back(src.direction);
+    }
+    return {primals, tangents};
+}
+
 }  // namespace
 
 TEST_CASE("every differentiable op-case row: JVP = finite differences = reverse mode (float64)",
@@ -85,12 +97,7 @@ TEST_CASE("every differentiable op-case row: JVP = finite differences = reverse 
         const std::vector<Tensor> x = make_inputs(c, tf::float64);
         const std::vector<Source> s = sources_of(c, x);
         if (s.empty()) continue;
-        std::vector<Tensor> primals;
-        std::vector<Tensor> tangents;
-        for (const Source& src : s) {
-            primals.push_back(x[src.at]);
-            tangents.push_back(src.direction);
-        }
+        const auto [primals, tangents] = primals_and_tangents(x, s);
         // Forward mode: every output's tangent (zeros where unconnected).
         std::vector<Tensor> ys;
         std::vector<Tensor> jvps;
@@ -153,12 +160,7 @@ TEST_CASE("every differentiable op-case row: forward-over-reverse HVP = reverse-
         const std::vector<Tensor> x = make_inputs(c, tf::float64);
         const std::vector<Source> s = sources_of(c, x);
         if (s.empty()) continue;
-        std::vector<Tensor> primals;
-        std::vector<Tensor> tangents;
-        for (const Source& src : s) {
-            primals.push_back(x[src.at]);
-            tangents.push_back(src.direction);
-        }
+        const auto [primals, tangents] = primals_and_tangents(x, s);
         const tf::GradientOptions zero{.unconnected_gradients = tf::UnconnectedGradients::zero};
         // Forward over reverse: the accumulator differentiates the backward walk.
         std::vector<Tensor> fwd;
