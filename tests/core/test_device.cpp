@@ -40,6 +40,60 @@ TEST_CASE("unparseable device strings raise InvalidArgumentError", "[device][err
     CHECK_THROWS_AS(tf::Device::cuda(-1), tf::errors::InvalidArgumentError);
 }
 
+TEST_CASE("DeviceSpec: TensorFlow's partial device names", "[device]") {
+    const auto full = tf::DeviceSpec::from_string("/job:ps/replica:0/task:1/device:GPU:2");
+    CHECK(full.job == "ps");
+    CHECK(full.replica == 0);
+    CHECK(full.task == 1);
+    CHECK(full.device_type == "GPU");
+    CHECK(full.device_index == 2);
+    CHECK(full.to_string() == "/job:ps/replica:0/task:1/device:GPU:2");
+    CHECK(tf::DeviceSpec::from_string("/job:worker/task:3").to_string() == "/job:worker/task:3");
+    CHECK(tf::DeviceSpec::from_string("/gpu:1").to_string() == "/device:GPU:1");
+    CHECK(tf::DeviceSpec::from_string("/device:CPU:*").device_index == std::nullopt);
+    CHECK(tf::DeviceSpec::from_string("/task:2").task == 2);
+    // The inner name's parts win (nested tf.device scopes, make_merged_spec).
+    const auto merged = tf::DeviceSpec::from_string("/job:ps/task:0/device:CPU:0")
+                            .make_merged_spec(tf::DeviceSpec::from_string("/task:1/gpu:0"));
+    CHECK(merged.to_string() == "/job:ps/task:1/device:GPU:0");
+    // A task's name alone is that task's CPU for Device::parse.
+    CHECK(tf::Device::parse("/job:worker/task:7") == tf::Device::cpu());
+    CHECK(tf::Device::parse("/job:worker/task:1/device:GPU:0") == tf::Device::cuda(0));
+    for (const char* bad :
+         {"/job:", "/task:x", "/task:*", "/job:a/job:b", "/cpu:0/gpu:0", "/foo:1"}) {
+        CAPTURE(bad);
+        CHECK_THROWS_AS(tf::DeviceSpec::from_string(bad), tf::errors::InvalidArgumentError);
+    }
+}
+
+TEST_CASE("tf::device with names and device functions places tensors and variables", "[device]") {
+    std::vector<std::string> asked;
+    {
+        auto scope = tf::device([&](const tf::PlacementRequest& r) {
+            asked.push_back(r.op_type + ":" + r.name);
+            return std::string(r.op_type.empty() ? "/job:worker/task:0/device:CPU:0"
+                                                 : "/job:ps/task:0");
+        });
+        CHECK(tf::default_device() == tf::Device::cpu());
+        // Without a tf::train::Server the job and task are accepted and the variable is local.
+        tf::Variable v(tf::zeros({2}), {.name = "placed"});
+        CHECK(v.device() == tf::Device::cpu());
+    }
+    // Asked once, for the scope's default device; variables are asked for only by a running
+    // tf::train::Server (tests/distribute/test_cluster.cpp).
+    REQUIRE(asked.size() == 1);
+    CHECK(asked[0] == ":");
+    {
+        auto outer = tf::device("/job:worker/task:1/device:GPU:3");
+        CHECK(tf::default_device() == tf::Device::cuda(3));
+        auto inner = tf::device("/job:ps");  // no device part: the default device is kept
+        CHECK(tf::default_device() == tf::Device::cuda(3));
+    }
+    CHECK(tf::default_device() == tf::Device::cpu());
+    CHECK_THROWS_AS(tf::device(tf::DeviceFunction{}), tf::errors::InvalidArgumentError);
+    CHECK_THROWS_AS(tf::device("/job:ps/task:x"), tf::errors::InvalidArgumentError);
+}
+
 TEST_CASE("tf::device scopes nest and are per thread", "[device]") {
     CHECK(tf::default_device() == tf::Device::cpu());
     {
