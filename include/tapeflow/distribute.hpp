@@ -6,10 +6,12 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -143,10 +145,46 @@ private:
     std::unique_ptr<State> state_;
 };
 
-/// The jobs of a ps/worker cluster: {"ps": [addresses], "worker": [addresses]}. Under MPI the
-/// addresses are informational: ps task i is rank i, worker task j is rank (number of ps) + j.
+/// The jobs of a cluster (TF1's tf.train.ClusterSpec, also tf::train::ClusterSpec): {"ps":
+/// [addresses], "worker": [addresses]}. Under MPI the addresses are informational: the tasks are
+/// the ranks, the "ps" job's first (ps task i is rank i), then the other jobs' in name order
+/// (worker task j is rank (number of ps) + j).
 struct ClusterSpec {
     std::map<std::string, std::vector<std::string>> jobs;
+
+    ClusterSpec() = default;
+    /// As TF's dict: ClusterSpec({{"ps", {"ps0:2222"}}, {"worker", {"w0:2222", "w1:2222"}}}).
+    ClusterSpec(std::initializer_list<std::pair<std::string, std::vector<std::string>>> jobs);
+    /// From a map (a template, so that a braced list above is never also read as a map).
+    template <class Map>
+    requires std::is_same_v<std::remove_cvref_t<Map>,
+                            std::map<std::string, std::vector<std::string>>>
+    explicit ClusterSpec(Map&& jobs_) : jobs(std::forward<Map>(jobs_)) { validate(); }
+    /// The job names, sorted.
+    std::vector<std::string> job_names() const;
+    /// Tasks of `job`; ValueError-like InvalidArgumentError "No such job in cluster: 'x'".
+    int num_tasks(const std::string& job) const;
+    std::vector<int> task_indices(const std::string& job) const;
+    std::string task_address(const std::string& job, int task_index) const;
+    std::vector<std::string> job_tasks(const std::string& job) const;
+    /// The jobs, as TF's as_dict().
+    const std::map<std::string, std::vector<std::string>>& as_dict() const { return jobs; }
+    /// TensorFlow's ClusterDef in protobuf text format ("job { name: \"ps\" tasks { key: 0
+    /// value: \"host:2222\" } }" ...).
+    std::string as_cluster_def() const;
+    /// Processes in the cluster.
+    int num_processes() const;
+    /// The MPI rank of a task (the "ps" job first, then the others by name); raises for a job or
+    /// task the cluster does not have.
+    int rank_of(const std::string& job, int task_index) const;
+    /// The (job, task) of an MPI rank.
+    std::pair<std::string, int> task_of_rank(int rank) const;
+    /// Whether the cluster has jobs (TF's __bool__).
+    explicit operator bool() const { return !jobs.empty(); }
+    bool operator==(const ClusterSpec& other) const = default;
+
+private:
+    void validate() const;  // InvalidArgumentError for a job name TF's device names cannot hold
 };
 
 /// Asynchronous parameter-server training (the seeds' ps/worker model). Every process runs the
@@ -175,6 +213,12 @@ public:
     /// Creates variable k (k-th call) with `initial_value`. On its ps task it is the variable
     /// itself; on workers a local copy, filled with the ps's value (a pull) before returning.
     Variable create_variable(const Tensor& initial_value, VariableOptions options = {});
+    /// Makes an existing variable the next one (as create_variable does), held by ps task
+    /// `ps_task` instead of the round-robin one; on workers its value is pulled from there.
+    /// tf::train::Server uses it for the variables a tf::device scope places on "/job:ps/task:i".
+    void add_variable(Variable variable, int ps_task);
+    /// Whether `variable` is one of this strategy's (created or added).
+    bool holds(const Variable& variable) const;
     /// Makes `optimizer` the one the ps tasks update variables with, for pushes that name it. Call
     /// it on every process (the same optimizer, constructed the same way) before run_server().
     void register_optimizer(train::Optimizer& optimizer);
@@ -183,8 +227,12 @@ public:
     void run_server();
     /// Workers: sends the gradients to the variables' ps tasks, which apply them with their copy of
     /// `optimizer` (registered there) in arrival order. Returns without waiting for the update.
+    /// `global_step` (one of this strategy's variables): incremented by its ps task once per
+    /// call, after the update, as TF1's minimize(global_step=...) does there. A ps finds the
+    /// optimizer by registration, else by name among its live optimizers.
     void apply_gradients(train::Optimizer& optimizer,
-                         const std::vector<train::GradAndVar>& grads_and_vars);
+                         const std::vector<train::GradAndVar>& grads_and_vars,
+                         std::optional<Variable> global_step = {});
     /// Workers: the latest values of `variables` from their ps tasks (this worker's earlier pushes
     /// included), assigned to the local copies.
     void pull(const std::vector<Variable>& variables);

@@ -60,5 +60,6 @@
 #include <tapeflow/train/optimizer.hpp>
 #include <tapeflow/train/optimizers.hpp>
 #include <tapeflow/train/saver.hpp>
+#include <tapeflow/train/server.hpp>
 #include <tapeflow/train/training_util.hpp>
 #include <tapeflow/version.hpp>

@@ -3,6 +3,7 @@
 // with its optimizer in arrival order and answers pulls; workers send pushes without waiting and
 // block only on pulls. Everything waits under NOTE [Deadlines] (transport.hpp): a dead worker makes
 // its ps raise, a dead ps makes its workers raise, both with UnavailableError.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -14,9 +15,11 @@
 
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/core/logging.hpp>
+#include <tapeflow/ops/creation.hpp>
 
 #include "distribute/transport.hpp"
 #include "distribute/wire.hpp"
+#include "train/remote_apply.hpp"
 
 namespace tapeflow::distribute {
 namespace {
@@ -103,6 +106,7 @@ struct ParameterServerStrategy::State {
     int task = 0;
     int64_t next_index = 0;
     std::vector<Variable> vars;           // by index (on a ps: the master copy of its own)
+    std::vector<int> owner;               // by index: the ps task holding it
     std::map<int64_t, int64_t> index_of;  // variable id -> index
     std::map<std::string, train::Optimizer*> optimizers;  // registered, by name
     std::vector<std::unique_ptr<detail::Pending>> sends;  // in flight
@@ -110,7 +114,7 @@ struct ParameterServerStrategy::State {
     int tag_request = 0;
     int tag_reply = 0;
 
-    int ps_of(int64_t index) const { return static_cast<int>(index % num_ps); }
+    int ps_of(int64_t index) const { return owner[static_cast<std::size_t>(index)]; }
     int rank_of_worker(int w) const { return num_ps + w; }
 
     void drop_completed_sends() {
@@ -142,14 +146,17 @@ struct ParameterServerStrategy::State {
     void apply_push(Reader& in) {
         const std::string name(in.get_string());
         auto it = optimizers.find(name);
-        if (it == optimizers.end()) {
+        train::Optimizer* optimizer =
+            it != optimizers.end() ? it->second : tapeflow::detail::find_optimizer(name);
+        if (optimizer == nullptr) {
             throw errors::FailedPreconditionError(
-                fmt::format("ps task {} has no optimizer named '{}': call "
-                            "strategy.register_optimizer(opt) on every "
-                            "process before run_server()",
+                fmt::format("ps task {} has no optimizer named '{}': construct the same "
+                            "optimizers on every process (or call "
+                            "strategy.register_optimizer(opt)) before run_server()",
                             task,
                             name));
         }
+        const auto step_index = in.get<int64_t>();  // -1: no global step for this ps
         const auto count = in.get<uint32_t>();
         std::vector<train::GradAndVar> pairs;
         for (uint32_t i = 0; i < count; ++i) {
@@ -165,7 +172,13 @@ struct ParameterServerStrategy::State {
             }
             pairs.push_back({g, vars.at(static_cast<std::size_t>(k))});
         }
-        if (!pairs.empty()) it->second->apply_gradients(pairs);
+        std::optional<Variable> global_step;
+        if (step_index >= 0) global_step = vars.at(static_cast<std::size_t>(step_index));
+        if (!pairs.empty()) {
+            optimizer->apply_gradients(pairs, global_step);
+        } else if (global_step) {  // its gradients all went to other ps tasks
+            global_step->assign_add(constant(int64_t{1}, global_step->dtype()));
+        }
     }
 
     std::string answer_pull(Reader& in,
@@ -335,9 +348,33 @@ Variable ParameterServerStrategy::create_variable(const Tensor& initial_value,
     Variable v(initial_value, std::move(options));
     const int64_t k = s.next_index++;
     s.vars.push_back(v);
+    s.owner.push_back(static_cast<int>(k % s.num_ps));
     s.index_of[v.id()] = k;
     if (!s.ps) pull({v});
     return v;
+}
+
+void ParameterServerStrategy::add_variable(Variable variable, int ps_task) {
+    State& s = *state_;
+    if (!variable.defined())
+        throw errors::InvalidArgumentError("ParameterServerStrategy::add_variable: empty handle");
+    if (ps_task < 0 || ps_task >= s.num_ps) {
+        throw errors::InvalidArgumentError(
+            fmt::format("variable '{}' is placed on ps task {}, but the cluster has {} ps task(s)",
+                        variable.name(),
+                        ps_task,
+                        s.num_ps));
+    }
+    if (s.index_of.count(variable.id()) != 0) return;
+    const int64_t k = s.next_index++;
+    s.vars.push_back(variable);
+    s.owner.push_back(ps_task);
+    s.index_of[variable.id()] = k;
+    if (!s.ps) pull({variable});
+}
+
+bool ParameterServerStrategy::holds(const Variable& variable) const {
+    return variable.defined() && state_->index_of.count(variable.id()) != 0;
 }
 
 void ParameterServerStrategy::register_optimizer(train::Optimizer& optimizer) {
@@ -412,8 +449,9 @@ void ParameterServerStrategy::run_server() {
     s.wait_sends(fmt::format("ps task {}: the last replies", s.task));
 }
 
-void ParameterServerStrategy::apply_gradients(
-    train::Optimizer& optimizer, const std::vector<train::GradAndVar>& grads_and_vars) {
+void ParameterServerStrategy::apply_gradients(train::Optimizer& optimizer,
+                                              const std::vector<train::GradAndVar>& grads_and_vars,
+                                              std::optional<Variable> global_step) {
     State& s = *state_;
     if (s.ps)
         throw errors::FailedPreconditionError(
@@ -425,14 +463,18 @@ void ParameterServerStrategy::apply_gradients(
         const int64_t k = s.index(p.variable, "ParameterServerStrategy::apply_gradients");
         if (p.gradient.defined()) groups[static_cast<std::size_t>(s.ps_of(k))].push_back(&p);
     }
-    bool any = false;
-    for (int ps = 0; ps < s.num_ps; ++ps) {
+    const int64_t step_index =
+        global_step ? s.index(*global_step, "ParameterServerStrategy::apply_gradients") : -1;
+    const int step_ps = step_index >= 0 ? s.ps_of(step_index) : -1;
+    const bool any =
+        std::any_of(groups.begin(), groups.end(), [](const auto& group) { return !group.empty(); });
+    for (int ps = 0; any && ps < s.num_ps; ++ps) {
         const auto& group = groups[static_cast<std::size_t>(ps)];
-        if (group.empty()) continue;
-        any = true;
+        if (group.empty() && ps != step_ps) continue;
         Writer out;
         out.put<uint8_t>(static_cast<uint8_t>(Kind::push));
         out.put_string(optimizer.name());
+        out.put<int64_t>(ps == step_ps ? step_index : -1);
         out.put<uint32_t>(static_cast<uint32_t>(group.size()));
         for (const train::GradAndVar* p : group) {
             out.put<int64_t>(s.index(p->variable, "apply_gradients"));

@@ -17,6 +17,7 @@
 
 #include "autograd/tape.hpp"
 #include "autograd/variable_observers.hpp"
+#include "train/remote_apply.hpp"
 
 namespace tapeflow::train {
 namespace {
@@ -25,6 +26,7 @@ namespace {
 struct NameRegistry {
     std::mutex mutex;
     std::multiset<std::string> live;
+    std::map<std::string, Optimizer*, std::less<>> by_name;  // parameter servers look them up
 };
 
 NameRegistry& names() {
@@ -88,12 +90,24 @@ Optimizer::Optimizer(std::string_view name, LearningRate learning_rate, bool /*u
     check_hyperparameter(!name.empty(), "Must specify the optimizer name");
     check_learning_rate(learning_rate_);
     name_ = claim_name(name);
+    NameRegistry& r = names();
+    const std::lock_guard lock(r.mutex);
+    r.by_name[name_] = this;
 }
 
 Optimizer::~Optimizer() {
     NameRegistry& r = names();
     const std::lock_guard lock(r.mutex);
     if (auto it = r.live.find(name_); it != r.live.end()) r.live.erase(it);
+    if (auto it = r.by_name.find(name_); it != r.by_name.end() && it->second == this)
+        r.by_name.erase(it);
+}
+
+Optimizer* find_live_optimizer(std::string_view name) {
+    NameRegistry& r = names();
+    const std::lock_guard lock(r.mutex);
+    auto it = r.by_name.find(name);
+    return it == r.by_name.end() ? nullptr : it->second;
 }
 
 std::vector<GradAndVar> Optimizer::compute_gradients(const std::function<Tensor()>& loss_fn,
@@ -172,6 +186,7 @@ void Optimizer::apply_sparse(const Variable& var, const IndexedSlices& grad) {
 void Optimizer::apply_gradients(const std::vector<GradAndVar>& grads_and_vars,
                                 std::optional<Variable> global_step) {
     if (grads_and_vars.empty()) throw errors::InvalidArgumentError("No variables provided.");
+    if (detail::apply_remotely(*this, grads_and_vars, global_step)) return;
     std::vector<Variable> all;
     for (const GradAndVar& p : grads_and_vars) {
         if (!p.variable.defined())
@@ -216,7 +231,8 @@ Tensor Optimizer::minimize(const std::function<Tensor()>& loss_fn,
                            std::optional<Variable> global_step,
                            GateGradients gate_gradients,
                            AggregationMethod aggregation_method) {
-    if (gate_gradients == GateGradients::gate_none && !needs_all_gradients()) {
+    if (gate_gradients == GateGradients::gate_none && !needs_all_gradients() &&
+        !detail::remote_apply_installed()) {
         return minimize_streaming(loss_fn, std::move(var_list), global_step, aggregation_method);
     }
     check_loss_fn(loss_fn);

@@ -58,6 +58,8 @@ EXCEPTIONS = {
     ("include/tapeflow/distribute.hpp", "include/tapeflow/data.hpp"),
     # Distribute wraps train's optimizers.
     ("include/tapeflow/distribute.hpp", "include/tapeflow/train/optimizer.hpp"),
+    # A ps task finds the optimizer a push names among the live ones.
+    ("lib/distribute/parameter_server.cpp", "lib/train/remote_apply.hpp"),
     # tf.train.Checkpoint walks Keras objects.
     ("lib/train/checkpoint/trackable.hpp", "include/tapeflow/keras/module.hpp"),
     ("lib/train/checkpoint/trackable.cpp", "include/tapeflow/keras/model.hpp"),
