@@ -15,7 +15,8 @@ namespace {
 
 // Each task reads its own shard of the data (seeded by task), as TF1 input pipelines did.
 std::pair<tf::Tensor, tf::Tensor> batch(int task, int step) {
-    const tf::Tensor x = tf::random::uniform({32, 1}, -1, 1, tf::DType::float32, 1000 * task + step);
+    const tf::Tensor x =
+        tf::random::uniform({32, 1}, -1, 1, tf::DType::float32, 1000 * task + step);
     return {x, 2.0f * x - 1.0f};
 }
 
@@ -84,7 +85,9 @@ int main(int argc, char** argv) {
     fmt::print("{} {} ({} mode): w = {:.3f} (true 2), b = {:.3f} (true -1){}\n",
                server.job_name(),
                task,
-               sync ? "sync" : async ? "async" : "local",
+               sync    ? "sync"
+               : async ? "async"
+                       : "local",
                wv,
                bv,
                ok ? "" : " -- NOT recovered");

@@ -92,7 +92,8 @@ std::string ClusterSpec::as_cluster_def() const {
     for (const auto& [job, tasks] : jobs) {
         out += fmt::format("job {{\n  name: {}\n", quoted(job));
         for (std::size_t i = 0; i < tasks.size(); ++i)
-            out += fmt::format("  tasks {{\n    key: {}\n    value: {}\n  }}\n", i, quoted(tasks[i]));
+            out +=
+                fmt::format("  tasks {{\n    key: {}\n    value: {}\n  }}\n", i, quoted(tasks[i]));
         out += "}\n";
     }
     return out;

@@ -56,6 +56,34 @@ TEST_CASE("ClusterSpec: TF's queries, ClusterDef text and the tasks' MPI ranks",
     CHECK_THROWS_AS(tf::train::ClusterSpec({{"bad/job", {"x"}}}), tf::errors::InvalidArgumentError);
 }
 
+TEST_CASE("replica_device_setter: variables round robin on the ps tasks, the rest on the worker",
+          "[cluster]") {
+    const tf::train::ClusterSpec cluster({{"ps", {"p0:1", "p1:1"}}, {"worker", {"w0:1"}}});
+    auto place = tf::train::replica_device_setter(cluster, "/job:worker/task:0/device:CPU:0");
+    CHECK(place({"VarHandleOp", "a"}) == "/job:ps/task:0");
+    CHECK(place({"VarHandleOp", "b"}) == "/job:ps/task:1");
+    CHECK(place({"VarHandleOp", "c"}) == "/job:ps/task:0");
+    CHECK(place({"", ""}) == "/job:worker/task:0/device:CPU:0");
+    // Without ps tasks everything stays on the worker device.
+    auto local = tf::train::replica_device_setter(tf::train::ReplicaDeviceSetterOptions{});
+    CHECK(local({"VarHandleOp", "a"}) == "/job:worker");
+    tf::train::ReplicaDeviceSetterOptions custom;
+    custom.ps_tasks = 2;
+    custom.ps_strategy = [](const tf::PlacementRequest& r) {
+        return r.name == "big" ? 1 : 5;
+    };
+    auto by_name = tf::train::replica_device_setter(custom);
+    CHECK(by_name({"VarHandleOp", "big"}) == "/job:ps/task:1");
+    CHECK_THROWS_WITH(by_name({"VarHandleOp", "small"}),
+                      Contains("put variable 'small' on ps task 5, but there are 2"));
+    tf::train::ReplicaDeviceSetterOptions negative;
+    negative.ps_tasks = -1;
+    CHECK_THROWS_AS(tf::train::replica_device_setter(negative), tf::errors::InvalidArgumentError);
+    tf::train::ReplicaDeviceSetterOptions malformed;
+    malformed.worker_device = "/job:worker/task:x";
+    CHECK_THROWS_AS(tf::train::replica_device_setter(malformed), tf::errors::InvalidArgumentError);
+}
+
 TEST_CASE("Server::create_local_server: one task of this process, names accepted in tf::device",
           "[cluster]") {
     auto server = tf::train::Server::create_local_server();
