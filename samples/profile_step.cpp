@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -69,18 +70,27 @@ int main(int argc, char** argv) {
     trainer.train = samples::split(samples::load_digits(data), 0.2).first;
     trainer.time_steps(20, false);  // warm-up: slots, caches, the thread pool
 
-    // Overhead: the best of three rounds each way, alternating, so load changes hit both.
-    double off = 1e9, on = 1e9;
-    for (int round = 0; round < 3; ++round) {
-        off = std::min(off, trainer.time_steps(steps, false));
+    // Overhead: short blocks of steps without and with a session, alternating, and the median of
+    // each kind, so bursts of load on a shared machine hit both alike.
+    std::vector<double> off, on;
+    for (int64_t done = 0; done < steps; done += 10) {
+        off.push_back(trainer.time_steps(10, false));
         prof::experimental::start(logdir + "/overhead");
-        on = std::min(on, trainer.time_steps(steps, true));
+        on.push_back(trainer.time_steps(10, true));
         prof::experimental::stop(/*save=*/false);
     }
-    fmt::print("one digits step: {:.3f} ms without the profiler, {:.3f} ms with it ({:+.1f}%)\n",
-               off * 1e3,
-               on * 1e3,
-               100.0 * (on - off) / off);
+    const auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+    };
+    const double off_s = median(off), on_s = median(on);
+    fmt::print(
+        "one digits step (median of {} blocks of 10): {:.3f} ms without the profiler, {:.3f} "
+        "ms with it ({:+.1f}%)\n",
+        off.size(),
+        off_s * 1e3,
+        on_s * 1e3,
+        100.0 * (on_s - off_s) / off_s);
 
     // A session of 5 steps: the trace file, then its report.
     constexpr int64_t kSteps = 5;

@@ -79,7 +79,6 @@ ThreadTrack* track_for(uint64_t session) {
     auto track = std::make_shared<ThreadTrack>();
     track->tid = os_thread_id();
     track->name = thread_name(track->tid);
-    track->events.reserve(1024);  // a step's ops append without reallocating
     {
         const std::lock_guard lock(s->mutex);
         s->tracks.push_back(track);

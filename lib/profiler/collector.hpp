@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -39,8 +40,8 @@ struct ThreadTrack {
     uint64_t tid = 0;  // the OS thread id
     std::string name;
     std::mutex mutex;
-    std::vector<Event> events;
-    bool closed = false;  // stop() took the events; late appends are dropped
+    std::deque<Event> events;  // appends never move the events already there
+    bool closed = false;       // stop() took the events; late appends are dropped
 };
 
 /// What a stopped session leaves: its tracks (and, once resolve_gpu_events ran, its GPU kernels).
