@@ -172,6 +172,27 @@ public:
         if (dst_device.is_cpu()) TAPEFLOW_CUDA_CHECK(cudaStreamSynchronize(stream));
     }
 
+    // The profiler's kernel timing (NOTE [Profiler GPU timing] in lib/profiler/op_scope.cpp): a
+    // marker is a cudaEvent recorded on the device's stream (stream_for makes its device
+    // current, where the event must be created too).
+    void* record_marker(Device device) override {
+        cudaStream_t s = cuda_detail::stream_for(device);
+        cudaEvent_t event = nullptr;
+        TAPEFLOW_CUDA_CHECK(cudaEventCreate(&event));
+        TAPEFLOW_CUDA_CHECK(cudaEventRecord(event, s));
+        return event;
+    }
+    double marker_elapsed_us(void* from, void* to) override {
+        TAPEFLOW_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(to)));
+        float ms = 0;
+        TAPEFLOW_CUDA_CHECK(cudaEventElapsedTime(
+            &ms, static_cast<cudaEvent_t>(from), static_cast<cudaEvent_t>(to)));
+        return static_cast<double>(ms) * 1000.0;
+    }
+    void release_marker(void* marker) noexcept override {
+        if (marker != nullptr) (void)cudaEventDestroy(static_cast<cudaEvent_t>(marker));
+    }
+
     cudaStream_t stream(int d) {
         std::call_once(stream_once_[static_cast<std::size_t>(d)], [&] {
             cuda_detail::make_current(d);

@@ -16,6 +16,7 @@
 
 #include "digits.hpp"
 
+using samples::ConvNet;
 using samples::Digits;
 using samples::load_digits;
 using samples::split;
@@ -29,47 +30,6 @@ constexpr int64_t kDefaultSteps = 1500;  // about 33 epochs of the 1437 training
 constexpr int64_t kCheckpointSteps = 250;
 constexpr int64_t kSummarySteps = 50;
 constexpr double kTestFraction = 0.2;
-
-// conv 3x3x16 -> relu -> max pool -> conv 3x3x32 -> relu -> max pool -> dense 10.
-struct ConvNet {
-    static tf::Tensor he_normal(const tf::Shape& shape, double fan_in) {
-        return tf::random::truncated_normal(shape, 0, std::sqrt(2.0 / fan_in));
-    }
-    tf::Variable conv1_w{he_normal({3, 3, 1, 16}, 9), {.name = "conv1/kernel"}};
-    tf::Variable conv1_b{tf::zeros({16}), {.name = "conv1/bias"}};
-    tf::Variable conv2_w{he_normal({3, 3, 16, 32}, 144), {.name = "conv2/kernel"}};
-    tf::Variable conv2_b{tf::zeros({32}), {.name = "conv2/bias"}};
-    tf::Variable dense_w{he_normal({128, 10}, 128), {.name = "dense/kernel"}};
-    tf::Variable dense_b{tf::zeros({10}), {.name = "dense/bias"}};
-
-    std::vector<tf::Variable> variables() const {
-        return {conv1_w, conv1_b, conv2_w, conv2_b, dense_w, dense_b};
-    }
-
-    tf::Tensor logits(const tf::Tensor& images) const {
-        auto block = [](std::string_view name,
-                        const tf::Tensor& x,
-                        const tf::Variable& w,
-                        const tf::Variable& b) {
-            auto scope = tf::name_scope(name);
-            auto h = tf::nn::relu(tf::nn::bias_add(tf::nn::conv2d(x, w, 1, "SAME"), b));
-            return tf::nn::max_pool2d(h, 2, 2, "SAME");
-        };
-        auto h = block("conv2", block("conv1", images, conv1_w, conv1_b), conv2_w, conv2_b);
-        auto scope = tf::name_scope("dense");
-        return tf::nn::bias_add(tf::matmul(tf::reshape(h, {-1, 128}), dense_w), dense_b);
-    }
-
-    tf::Tensor loss(const tf::Tensor& images, const tf::Tensor& labels) const {
-        auto scope = tf::name_scope("loss");
-        return tf::reduce_mean(
-            tf::nn::sparse_softmax_cross_entropy_with_logits(labels, logits(images)));
-    }
-
-    tf::Tensor predict(const tf::Tensor& images) const {
-        return tf::argmax(logits(images), 1, tf::int32);
-    }
-};
 
 float accuracy(const ConvNet& model, const Digits& data) {
     auto correct = tf::equal(model.predict(data.images), data.labels);

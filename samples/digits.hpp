@@ -1,10 +1,13 @@
 // The UCI handwritten digits of samples/data/digits.csv.gz (8x8 images, 1797 of them), read with
 // zlib, and the seeded train/test split that samples/demo.cpp and samples/keras_digits.cpp share,
-// so both train and test on the same images.
+// so both train and test on the same images; and the demo's convnet (samples/profile_step.cpp
+// profiles its training step).
 #pragma once
 
+#include <cmath>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -73,5 +76,46 @@ inline std::pair<Digits, Digits> split(const Digits& all, double test_fraction) 
     return {{tf::gather(all.images, train), tf::gather(all.labels, train)},
             {tf::gather(all.images, test), tf::gather(all.labels, test)}};
 }
+
+// conv 3x3x16 -> relu -> max pool -> conv 3x3x32 -> relu -> max pool -> dense 10.
+struct ConvNet {
+    static tf::Tensor he_normal(const tf::Shape& shape, double fan_in) {
+        return tf::random::truncated_normal(shape, 0, std::sqrt(2.0 / fan_in));
+    }
+    tf::Variable conv1_w{he_normal({3, 3, 1, 16}, 9), {.name = "conv1/kernel"}};
+    tf::Variable conv1_b{tf::zeros({16}), {.name = "conv1/bias"}};
+    tf::Variable conv2_w{he_normal({3, 3, 16, 32}, 144), {.name = "conv2/kernel"}};
+    tf::Variable conv2_b{tf::zeros({32}), {.name = "conv2/bias"}};
+    tf::Variable dense_w{he_normal({128, 10}, 128), {.name = "dense/kernel"}};
+    tf::Variable dense_b{tf::zeros({10}), {.name = "dense/bias"}};
+
+    std::vector<tf::Variable> variables() const {
+        return {conv1_w, conv1_b, conv2_w, conv2_b, dense_w, dense_b};
+    }
+
+    tf::Tensor logits(const tf::Tensor& images) const {
+        auto block = [](std::string_view name,
+                        const tf::Tensor& x,
+                        const tf::Variable& w,
+                        const tf::Variable& b) {
+            auto scope = tf::name_scope(name);
+            auto h = tf::nn::relu(tf::nn::bias_add(tf::nn::conv2d(x, w, 1, "SAME"), b));
+            return tf::nn::max_pool2d(h, 2, 2, "SAME");
+        };
+        auto h = block("conv2", block("conv1", images, conv1_w, conv1_b), conv2_w, conv2_b);
+        auto scope = tf::name_scope("dense");
+        return tf::nn::bias_add(tf::matmul(tf::reshape(h, {-1, 128}), dense_w), dense_b);
+    }
+
+    tf::Tensor loss(const tf::Tensor& images, const tf::Tensor& labels) const {
+        auto scope = tf::name_scope("loss");
+        return tf::reduce_mean(
+            tf::nn::sparse_softmax_cross_entropy_with_logits(labels, logits(images)));
+    }
+
+    tf::Tensor predict(const tf::Tensor& images) const {
+        return tf::argmax(logits(images), 1, tf::int32);
+    }
+};
 
 }  // namespace samples

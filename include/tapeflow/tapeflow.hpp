@@ -47,6 +47,7 @@
 #include <tapeflow/ops/math.hpp>
 #include <tapeflow/ops/nn.hpp>
 #include <tapeflow/ops/sort.hpp>
+#include <tapeflow/profiler.hpp>
 #include <tapeflow/random.hpp>
 #include <tapeflow/summary.hpp>
 #include <tapeflow/train/checkpoint.hpp>

@@ -33,6 +33,7 @@
 
 #include "autograd/tape.hpp"
 #include "ops/sum_to_shape.hpp"
+#include "profiler/hooks.hpp"
 
 namespace tapeflow {
 namespace {
@@ -441,6 +442,10 @@ std::vector<Gradient> compute_gradients(TapeState& tape,
                                         const GradientOptions& options,
                                         const SourceReadyFn& on_ready,
                                         int batch_dims) {
+    const profiler::detail::FrameworkSpan span([&] {
+        return std::string(batch_dims > 0 ? "GradientTape backward (vectorized)"
+                                          : "GradientTape backward");
+    });
     return BackwardWalk(tape, source_ids, source_meta, options, on_ready, batch_dims).run(targets);
 }
 

@@ -24,6 +24,22 @@ public:
     /// When it returns, the data is in place as far as any later op or host read can tell.
     virtual void copy(
         void* dst, Device dst_device, const void* src, Device src_device, std::size_t nbytes) = 0;
+
+    // Kernel timing for the profiler (lib/profiler/op_scope.cpp). A backend without it keeps
+    // these defaults: no markers, and the profiler records host times only.
+    /// A marker enqueued on `device`'s stream behind the work queued so far; nullptr when the
+    /// backend has none.
+    virtual void* record_marker(Device device) {
+        (void)device;
+        return nullptr;
+    }
+    /// Microseconds of stream time from marker `from` to marker `to`; waits until `to` has passed.
+    virtual double marker_elapsed_us(void* from, void* to) {
+        (void)from;
+        (void)to;
+        return 0.0;
+    }
+    virtual void release_marker(void* marker) noexcept { (void)marker; }
 };
 
 /// The backend of `type`, or nullptr when tapeflow was built without it or its plugin cannot be

@@ -27,6 +27,8 @@
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/core/threads.hpp>
 
+#include "profiler/hooks.hpp"
+
 namespace tapeflow {
 namespace {
 
@@ -168,6 +170,11 @@ Pool& pool() {
 
 namespace detail {
 void run_chunks(int64_t chunks, void (*run)(void* ctx, int64_t chunk), void* ctx) {
+    if (profiler::detail::framework_traced()) [[unlikely]] {  // each chunk on its thread's track
+        profiler::detail::ChunkTracer tracer(run, ctx, chunks);
+        pool().run(chunks, &profiler::detail::ChunkTracer::run_chunk, &tracer);
+        return;
+    }
     pool().run(chunks, run, ctx);
 }
 }  // namespace detail

@@ -12,6 +12,7 @@
 
 #include <tapeflow/core/error.hpp>
 
+#include "io/deflate.hpp"
 #include "io/file_util.hpp"
 
 namespace tapeflow::io::zip {
@@ -38,33 +39,6 @@ uint32_t crc_of(const std::vector<std::string_view>& pieces) {
         crc = crc32_z(crc, reinterpret_cast<const Bytef*>(p.data()), p.size());
     }
     return static_cast<uint32_t>(crc);
-}
-
-std::string deflate_pieces(const std::vector<std::string_view>& pieces) {
-    z_stream z{};
-    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        throw errors::ResourceExhaustedError("zlib: deflateInit2 failed");
-    std::string out;
-    char buf[1 << 16];
-    for (std::size_t i = 0; i <= pieces.size(); ++i) {
-        std::string_view p = i < pieces.size() ? pieces[i] : std::string_view();
-        const bool last = i == pieces.size();
-        int rc = Z_OK;
-        do {
-            const std::size_t n = std::min<std::size_t>(p.size(), 1u << 30);
-            z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(p.data()));
-            z.avail_in = static_cast<uInt>(n);
-            do {
-                z.next_out = reinterpret_cast<Bytef*>(buf);
-                z.avail_out = sizeof buf;
-                rc = deflate(&z, last ? Z_FINISH : Z_NO_FLUSH);
-                out.append(buf, sizeof buf - z.avail_out);
-            } while (z.avail_out == 0 || (last && rc != Z_STREAM_END));
-            p.remove_prefix(n);
-        } while (!p.empty());
-    }
-    deflateEnd(&z);
-    return out;
 }
 
 // The MS-DOS time and date of now (zip's timestamps).
@@ -154,7 +128,8 @@ void write_archive(const std::string& path,
             size += p.size();
         const uint32_t crc = crc_of(m.pieces);
         const std::string* deflated = nullptr;
-        if (compressed) deflated = &owned.emplace_back(deflate_pieces(m.pieces));
+        if (compressed)
+            deflated = &owned.emplace_back(deflate_pieces(m.pieces, DeflateFraming::raw));
         const uint64_t csize = compressed ? deflated->size() : size;
         const bool big = size >= zip64_from || csize >= zip64_from;
         const bool far = offset >= zip64_from;

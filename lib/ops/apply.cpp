@@ -4,6 +4,7 @@
 
 #include "autograd/tape.hpp"
 #include "ops/dispatch.hpp"
+#include "profiler/op_scope.hpp"
 
 namespace tapeflow {
 namespace {
@@ -65,9 +66,10 @@ void run_kernel(Op op,
     kernel(KernelContext{op, device, inputs, outputs, attrs});
 }
 
-}  // namespace
-
-Tensor apply(Op op, std::span<const Tensor> inputs, OutputSpec output, const Attrs& attrs) {
+Tensor apply_untraced(Op op,
+                      std::span<const Tensor> inputs,
+                      OutputSpec output,
+                      const Attrs& attrs) {
     return oom_as_error(op_type(op), [&] {
         const Device device = op_device(op, inputs);
         const bool computed = output.alias_input < 0;
@@ -80,10 +82,10 @@ Tensor apply(Op op, std::span<const Tensor> inputs, OutputSpec output, const Att
     });
 }
 
-std::vector<Tensor> apply_multi(Op op,
-                                std::span<const Tensor> inputs,
-                                std::span<const OutputSpec> outputs,
-                                const Attrs& attrs) {
+std::vector<Tensor> apply_multi_untraced(Op op,
+                                         std::span<const Tensor> inputs,
+                                         std::span<const OutputSpec> outputs,
+                                         const Attrs& attrs) {
     return oom_as_error(op_type(op), [&] {
         const Device device = op_device(op, inputs);
         std::vector<Tensor> out;
@@ -97,6 +99,33 @@ std::vector<Tensor> apply_multi(Op op,
         if (any_tape_recording()) record_operation(op, inputs, out, attrs);
         return out;
     });
+}
+
+}  // namespace
+
+// While a profiler session traces ops, each call runs inside an OpScope (lib/profiler/); otherwise
+// the one relaxed load of framework_traced() is all the profiler costs (NOTE [Profiler cost]).
+Tensor apply(Op op, std::span<const Tensor> inputs, OutputSpec output, const Attrs& attrs) {
+    if (profiler::detail::framework_traced()) [[unlikely]] {
+        profiler::detail::OpScope scope(op, inputs);
+        Tensor out = apply_untraced(op, inputs, std::move(output), attrs);
+        scope.finish(inputs, std::span<const Tensor>(&out, 1), attrs);
+        return out;
+    }
+    return apply_untraced(op, inputs, std::move(output), attrs);
+}
+
+std::vector<Tensor> apply_multi(Op op,
+                                std::span<const Tensor> inputs,
+                                std::span<const OutputSpec> outputs,
+                                const Attrs& attrs) {
+    if (profiler::detail::framework_traced()) [[unlikely]] {
+        profiler::detail::OpScope scope(op, inputs);
+        std::vector<Tensor> out = apply_multi_untraced(op, inputs, outputs, attrs);
+        scope.finish(inputs, out, attrs);
+        return out;
+    }
+    return apply_multi_untraced(op, inputs, outputs, attrs);
 }
 
 }  // namespace tapeflow

@@ -17,6 +17,7 @@
 
 #include "autograd/tape.hpp"
 #include "autograd/variable_observers.hpp"
+#include "profiler/hooks.hpp"
 #include "train/remote_apply.hpp"
 
 namespace tapeflow::train {
@@ -156,6 +157,8 @@ void Optimizer::begin_apply(const std::optional<Variable>& global_step) {
 }
 
 void Optimizer::update(const Variable& var, const Gradient& grad) {
+    const profiler::detail::FrameworkSpan span(
+        [&] { return fmt::format("{}/update/{}", name(), var.name()); });
     before_update(var);
     if (grad.is_sparse()) {
         apply_sparse(var, grad.sparse());
@@ -214,6 +217,8 @@ void Optimizer::apply_gradients(const std::vector<GradAndVar>& grads_and_vars,
                       quoted_names(missing));
     }
     const std::lock_guard lock(mutex_);
+    const profiler::detail::FrameworkSpan span(
+        [&] { return fmt::format("{}.apply_gradients", name()); });
     begin_apply(global_step);
     for (const GradAndVar& p : present)
         create_slots(p.variable);

@@ -4,7 +4,7 @@ between two folders of one layer, is one the page lists (EXCEPTIONS below, each 
 reason), and each listed one still exists.
 
 Layers, bottom up: core; kernels (lib/kernels/*, cuda/); ops; autograd; data, summary, io,
-distribute, interop, proto; train; keras. A file of include/tapeflow/ belongs to the layer of the
+distribute, interop, proto; profiler; train; keras. A file of include/tapeflow/ belongs to the layer of the
 folder that implements it. Checked: the `#include "..."` and `#include <tapeflow/...>` lines of
 every file of lib/, cuda/ and include/tapeflow/. Usage: check_layers.py <source root>
 """
@@ -13,11 +13,12 @@ import re
 import sys
 
 RANK = {"core": 0, "kernels": 1, "cuda": 1, "ops": 2, "autograd": 3, "data": 4, "summary": 4,
-        "io": 4, "distribute": 4, "interop": 4, "proto": 4, "train": 5, "keras": 6}
+        "io": 4, "distribute": 4, "interop": 4, "proto": 4, "profiler": 5, "train": 6, "keras": 7}
 # Public headers outside a folder: the layer of the code that implements them.
 PUBLIC_TOP = {"version.hpp": "core", "random.hpp": "ops", "data.hpp": "data",
               "summary.hpp": "summary", "io.hpp": "io", "distribute.hpp": "distribute",
-              "dlpack.hpp": "interop", "tapeflow.hpp": None}
+              "dlpack.hpp": "interop", "profiler.hpp": "profiler",
+              "tapeflow.hpp": None}
 INCLUDE = re.compile(r'^\s*#\s*include\s+([<"])([^>"]+)[>"]', re.M)
 
 # The upward and sideways includes docs/architecture.md lists ("The layers"), as (including file or
@@ -49,6 +50,10 @@ EXCEPTIONS = {
     ("lib/ops/training_ops.hpp", "include/tapeflow/autograd/variable.hpp"),
     ("lib/ops/op_def.hpp", "include/tapeflow/autograd/gradient.hpp"),
     ("include/tapeflow/ops/clip.hpp", "include/tapeflow/autograd/gradient.hpp"),
+    # The profiler observes ops, the backward walk and the thread pool's chunks.
+    ("lib/core/parallel.cpp", "lib/profiler/hooks.hpp"),
+    ("lib/ops/apply.cpp", "lib/profiler/op_scope.hpp"),
+    ("lib/autograd/backward.cpp", "lib/profiler/hooks.hpp"),
     # Sideways in the middle layer.
     ("lib/data/file_datasets.cpp", "include/tapeflow/io.hpp"),
     ("lib/data/file_datasets.cpp", "lib/io/record_file.hpp"),

@@ -109,3 +109,24 @@ TEST_CASE("cuBLAS is loaded on first use, not with libtapeflow", "[cublas-loader
     CHECK(std::string(api.status_string(CUBLAS_STATUS_SUCCESS)) == "success");
     CHECK(cublas_mapped());
 }
+
+TEST_CASE("the profiler times an op's kernels on the GPU's stream", "[gpu][profiler]") {
+    auto scope = tf::device(kGpu);
+    const auto a = tf::ones({512, 512});
+    (void)tf::matmul(a, a).to(tf::Device::cpu());  // cuBLAS loaded, the stream warm
+    const tf::profiler::Profile p = tf::profiler::profile([&] {
+        for (int i = 0; i < 3; ++i)
+            (void)tf::matmul(a, a);
+    });
+    REQUIRE(p.by_op_type.size() == 1);
+    const tf::profiler::OpStats& mm = p.by_op_type[0];
+    CHECK(mm.name == "MatMul");
+    CHECK(mm.count == 3);
+    CHECK(mm.gpu_us > 0);  // CUDA events around each call, resolved when the session ended
+    CHECK(mm.flops == 3 * 2.0 * 512 * 512 * 512);
+    CHECK(mm.self_cpu_us <= mm.total_cpu_us);
+    // Off the GPU's stream: device_tracer_level 0 records host times only.
+    const tf::profiler::Profile host_only =
+        tf::profiler::profile([&] { (void)tf::matmul(a, a); }, {.device_tracer_level = 0});
+    CHECK(host_only.by_op_type[0].gpu_us == 0);
+}
