@@ -13,11 +13,12 @@ import re
 import sys
 
 RANK = {"core": 0, "kernels": 1, "cuda": 1, "ops": 2, "autograd": 3, "data": 4, "summary": 4,
-        "io": 4, "distribute": 4, "interop": 4, "proto": 4, "train": 5, "keras": 6}
+        "io": 4, "distribute": 4, "interop": 4, "proto": 4, "distributions": 4, "train": 5, "keras": 6}
 # Public headers outside a folder: the layer of the code that implements them.
 PUBLIC_TOP = {"version.hpp": "core", "random.hpp": "ops", "data.hpp": "data",
               "summary.hpp": "summary", "io.hpp": "io", "distribute.hpp": "distribute",
-              "dlpack.hpp": "interop", "tapeflow.hpp": None}
+              "dlpack.hpp": "interop", "distributions.hpp": "distributions",
+              "tapeflow.hpp": None}
 INCLUDE = re.compile(r'^\s*#\s*include\s+([<"])([^>"]+)[>"]', re.M)
 
 # The upward and sideways includes docs/architecture.md lists ("The layers"), as (including file or
