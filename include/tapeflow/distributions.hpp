@@ -9,6 +9,7 @@
 // batch_shape + event_shape and returns one value per event.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -70,8 +71,12 @@ public:
     /// Samples of shape sample_shape + batch_shape + event_shape. `seed` is an op seed with
     /// TensorFlow's semantics (tf::random, <tapeflow/random.hpp>): it pairs with the global seed.
     Tensor sample(const Shape& sample_shape = {}, std::optional<uint64_t> seed = {}) const;
-    /// n samples: shape [n] + batch_shape + event_shape.
-    Tensor sample(int64_t n, std::optional<uint64_t> seed = {}) const;
+    /// n samples: shape [n] + batch_shape + event_shape. A template so that `sample({}, seed)`
+    /// means sample_shape () (one sample per batch member), as in TFP, not n = 0.
+    template <std::integral I>
+    Tensor sample(I n, std::optional<uint64_t> seed = {}) const {
+        return sample(Shape{static_cast<int64_t>(n)}, seed);
+    }
 
     Tensor log_prob(const Tensor& value) const;
     Tensor prob(const Tensor& value) const;

@@ -162,10 +162,6 @@ Tensor Distribution::sample(const Shape& sample_shape, std::optional<uint64_t> s
     return sample_impl(sample_shape, seed);
 }
 
-Tensor Distribution::sample(int64_t n, std::optional<uint64_t> seed) const {
-    return sample(Shape{n}, seed);
-}
-
 Tensor Distribution::log_prob(const Tensor& value) const {
     const Tensor v = to_param_dtype(value, "log_prob");
     if (validate_args_) check_support(v);

@@ -83,6 +83,8 @@ TEST_CASE("Normal: values, shapes and broadcasting", "[distributions]") {
     CHECK(batch.dtype() == tf::float64);
     CHECK(batch.sample(4, 1).shape() == tf::Shape{4, 3});
     CHECK(batch.sample(tf::Shape{2, 5}, 1).shape() == tf::Shape{2, 5, 3});
+    CHECK(batch.sample({}, 1).shape() == tf::Shape{3});  // sample_shape (), not n = 0
+    CHECK(batch.sample().shape() == tf::Shape{3});
     CHECK(batch.stddev().shape() == tf::Shape{3});
     CHECK(batch.log_prob(tf::zeros({7, 1}, tf::float64)).shape() == tf::Shape{7, 3});
     CHECK_THROWS_AS(tfd::Normal(f64({0, 1, 2}), f64({1, 2})), tf::errors::InvalidArgumentError);
