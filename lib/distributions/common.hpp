@@ -13,6 +13,17 @@ namespace tapeflow::distributions::detail {
 /// an integer tensor or two dtypes.
 std::vector<Tensor> resolve(const std::string& dist,
                             const std::vector<std::pair<const char*, const Param*>>& params);
+/// Two parameters resolved to one dtype, and their broadcast shape (the batch shape of the
+/// families with two scalar parameters).
+struct ParamPair {
+    Tensor first, second;
+    Shape batch_shape;
+};
+ParamPair resolve_pair(const std::string& dist,
+                       const char* first_name,
+                       const Param& first,
+                       const char* second_name,
+                       const Param& second);
 /// broadcast of the shapes (InvalidArgumentError naming the distribution and both parameters).
 Shape broadcast_params(const std::string& dist,
                        const std::vector<std::pair<const char*, Shape>>& shapes);
@@ -27,6 +38,9 @@ void require(const std::string& dist,
              const Tensor& ok,
              const Tensor& value,
              const char* what);
+
+/// With validate_args: `t` > 0 ("<dist>: Argument `<param>` must be positive.").
+void require_positive(const std::string& dist, const char* param, const Tensor& t);
 
 /// A scalar of `like`'s dtype.
 Tensor scalar(const Tensor& like, double value);

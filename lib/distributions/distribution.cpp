@@ -68,6 +68,17 @@ Shape broadcast_params(const std::string& dist,
     return out;
 }
 
+ParamPair resolve_pair(const std::string& dist,
+                       const char* first_name,
+                       const Param& first,
+                       const char* second_name,
+                       const Param& second) {
+    const auto t = resolve(dist, {{first_name, &first}, {second_name, &second}});
+    return {t[0],
+            t[1],
+            broadcast_params(dist, {{first_name, t[0].shape()}, {second_name, t[1].shape()}})};
+}
+
 Shape drop_last(const std::string& dist, const char* param, const Shape& shape, int n) {
     if (shape.rank() < n)
         throw errors::InvalidArgumentError(
@@ -98,6 +109,10 @@ void require(const std::string& dist,
         throw errors::InvalidArgumentError(fmt::format(
             "{}: Argument `{}` {} (got {} at flat index {})", dist, param, what, bad, i));
     }
+}
+
+void require_positive(const std::string& dist, const char* param, const Tensor& t) {
+    require(dist, param, greater(t, scalar(t, 0)), t, "must be positive.");
 }
 
 Tensor scalar(const Tensor& like, double value) {

@@ -30,10 +30,6 @@ Distribution::Common reparameterized(std::string name, bool validate_args, bool 
             ReparameterizationType::fully_reparameterized};
 }
 
-void require_positive(const std::string& dist, const char* param, const Tensor& t) {
-    detail::require(dist, param, greater(t, scalar(t, 0)), t, "must be positive.");
-}
-
 // TFP's undefined modes: NaN with allow_nan_stats, else InvalidArgumentError.
 Tensor defined_mode(const std::string& dist,
                     bool allow_nan_stats,
@@ -52,15 +48,14 @@ Tensor defined_mode(const std::string& dist,
 Gamma::Gamma(
     Param concentration, Param rate, bool validate_args, bool allow_nan_stats, std::string name)
     : Distribution(reparameterized(std::move(name), validate_args, allow_nan_stats)) {
-    const auto t = detail::resolve(name_, {{"concentration", &concentration}, {"rate", &rate}});
-    concentration_ = t[0];
-    rate_ = t[1];
+    const auto p = detail::resolve_pair(name_, "concentration", concentration, "rate", rate);
+    concentration_ = p.first;
+    rate_ = p.second;
     dtype_ = param_dtype_ = concentration_.dtype();
-    batch_shape_ = detail::broadcast_params(
-        name_, {{"concentration", concentration_.shape()}, {"rate", rate_.shape()}});
+    batch_shape_ = p.batch_shape;
     if (validate_args) {
-        require_positive(name_, "concentration", concentration_);
-        require_positive(name_, "rate", rate_);
+        detail::require_positive(name_, "concentration", concentration_);
+        detail::require_positive(name_, "rate", rate_);
     }
 }
 
@@ -146,17 +141,15 @@ Beta::Beta(Param concentration1,
            bool allow_nan_stats,
            std::string name)
     : Distribution(reparameterized(std::move(name), validate_args, allow_nan_stats)) {
-    const auto t = detail::resolve(
-        name_, {{"concentration1", &concentration1}, {"concentration0", &concentration0}});
-    concentration1_ = t[0];
-    concentration0_ = t[1];
+    const auto p = detail::resolve_pair(
+        name_, "concentration1", concentration1, "concentration0", concentration0);
+    concentration1_ = p.first;
+    concentration0_ = p.second;
     dtype_ = param_dtype_ = concentration1_.dtype();
-    batch_shape_ = detail::broadcast_params(
-        name_,
-        {{"concentration1", concentration1_.shape()}, {"concentration0", concentration0_.shape()}});
+    batch_shape_ = p.batch_shape;
     if (validate_args) {
-        require_positive(name_, "concentration1", concentration1_);
-        require_positive(name_, "concentration0", concentration0_);
+        detail::require_positive(name_, "concentration1", concentration1_);
+        detail::require_positive(name_, "concentration0", concentration0_);
     }
 }
 
@@ -229,7 +222,7 @@ Dirichlet::Dirichlet(Param concentration,
     dtype_ = param_dtype_ = concentration_.dtype();
     batch_shape_ = detail::drop_last(name_, "concentration", concentration_.shape(), 1);
     event_shape_ = Shape{concentration_.shape()[-1]};
-    if (validate_args) require_positive(name_, "concentration", concentration_);
+    if (validate_args) detail::require_positive(name_, "concentration", concentration_);
 }
 
 Tensor Dirichlet::sample_impl(const Shape& sample_shape, std::optional<uint64_t> seed) const {

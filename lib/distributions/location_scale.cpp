@@ -31,15 +31,12 @@ Distribution::Common reparameterized(std::string name, bool validate_args, bool 
 
 Normal::Normal(Param loc, Param scale, bool validate_args, bool allow_nan_stats, std::string name)
     : Distribution(reparameterized(std::move(name), validate_args, allow_nan_stats)) {
-    const auto t = detail::resolve(name_, {{"loc", &loc}, {"scale", &scale}});
-    loc_ = t[0];
-    scale_ = t[1];
+    const auto p = detail::resolve_pair(name_, "loc", loc, "scale", scale);
+    loc_ = p.first;
+    scale_ = p.second;
     dtype_ = param_dtype_ = loc_.dtype();
-    batch_shape_ =
-        detail::broadcast_params(name_, {{"loc", loc_.shape()}, {"scale", scale_.shape()}});
-    if (validate_args)
-        detail::require(
-            name_, "scale", greater(scale_, scalar(scale_, 0)), scale_, "must be positive.");
+    batch_shape_ = p.batch_shape;
+    if (validate_args) detail::require_positive(name_, "scale", scale_);
 }
 
 Tensor Normal::sample_impl(const Shape& sample_shape, std::optional<uint64_t> seed) const {
@@ -86,15 +83,12 @@ Tensor Normal::mode_impl() const {
 
 Laplace::Laplace(Param loc, Param scale, bool validate_args, bool allow_nan_stats, std::string name)
     : Distribution(reparameterized(std::move(name), validate_args, allow_nan_stats)) {
-    const auto t = detail::resolve(name_, {{"loc", &loc}, {"scale", &scale}});
-    loc_ = t[0];
-    scale_ = t[1];
+    const auto p = detail::resolve_pair(name_, "loc", loc, "scale", scale);
+    loc_ = p.first;
+    scale_ = p.second;
     dtype_ = param_dtype_ = loc_.dtype();
-    batch_shape_ =
-        detail::broadcast_params(name_, {{"loc", loc_.shape()}, {"scale", scale_.shape()}});
-    if (validate_args)
-        detail::require(
-            name_, "scale", greater(scale_, scalar(scale_, 0)), scale_, "must be positive.");
+    batch_shape_ = p.batch_shape;
+    if (validate_args) detail::require_positive(name_, "scale", scale_);
 }
 
 Tensor Laplace::sample_impl(const Shape& sample_shape, std::optional<uint64_t> seed) const {

@@ -18,12 +18,11 @@ Uniform::Uniform(Param low, Param high, bool validate_args, bool allow_nan_stats
                     validate_args,
                     allow_nan_stats,
                     ReparameterizationType::fully_reparameterized}) {
-    const auto t = detail::resolve(name_, {{"low", &low}, {"high", &high}});
-    low_ = t[0];
-    high_ = t[1];
+    const auto p = detail::resolve_pair(name_, "low", low, "high", high);
+    low_ = p.first;
+    high_ = p.second;
     dtype_ = param_dtype_ = low_.dtype();
-    batch_shape_ =
-        detail::broadcast_params(name_, {{"low", low_.shape()}, {"high", high_.shape()}});
+    batch_shape_ = p.batch_shape;
     if (validate_args)
         detail::require(name_, "low", less(low_, high_), low_, "must be less than `high`.");
 }
