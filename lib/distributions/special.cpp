@@ -54,12 +54,16 @@ Tensor map_nary(const std::vector<Tensor>& xs,
     return from_host(out, xs[0].shape(), xs[0]);
 }
 
-// `value` on the tape as an op whose own gradient TensorFlow does not define (LookupError, as
-// TF's "No gradient defined for operation" when a higher-order gradient reaches it).
-Tensor not_differentiable(const Tensor& value, const std::string& op_type) {
+// An op of `inputs` computed by `forward` whose own gradient TensorFlow does not define: a gradient
+// through it raises LookupError, as TF's "No gradient defined for operation". Its inputs are the
+// real ones (not a host copy), so that a higher-order gradient reaches it instead of silently
+// finding no path.
+Tensor not_differentiable(const std::vector<Tensor>& inputs,
+                          std::function<Tensor(const std::vector<Tensor>&)> forward,
+                          const std::string& op_type) {
     return custom_gradient(
-        {value},
-        [](const std::vector<Tensor>& in) { return identity(in[0]); },
+        inputs,
+        std::move(forward),
         [op_type](const std::vector<Tensor>&, const Tensor&, const Tensor&) -> std::vector<Tensor> {
             throw errors::LookupError("No gradient defined for operation '" + op_type +
                                       "' (op type: " + op_type + ")");
@@ -148,8 +152,12 @@ Tensor incomplete_gamma(const Tensor& a, const Tensor& x, bool lower) {
                 subtract(multiply(subtract(av, scalar_like(av, 1)), log(xv)), xv), lgamma(av));
             Tensor dx = exp(log_density);
             Tensor da = not_differentiable(
-                map_nary(
-                    in, [](const std::vector<double>& v) { return sm::igamma_grad_a(v[0], v[1]); }),
+                in,
+                [](const std::vector<Tensor>& v) {
+                    return map_nary(v, [](const std::vector<double>& e) {
+                        return sm::igamma_grad_a(e[0], e[1]);
+                    });
+                },
                 "IgammaGradA");
             if (!lower) {
                 dx = negative(dx);
@@ -226,12 +234,16 @@ Tensor random_gamma(const Shape& sample_shape, const Tensor& alpha, std::optiona
         },
         [sample_rank](const std::vector<Tensor>& in, const Tensor& output, const Tensor& upstream) {
             // TF's RandomGammaGrad: d sample / d alpha at the sample, summed over sample dims.
-            const std::vector<double> a = host_values(in[0]);
-            std::vector<double> x = host_values(output);
-            for (std::size_t i = 0; i < x.size(); ++i)
-                x[i] = sm::random_gamma_grad(a[i % a.size()], x[i]);
-            const Tensor dsample =
-                not_differentiable(from_host(x, output.shape(), output), "RandomGammaGrad");
+            const Tensor dsample = not_differentiable(
+                {in[0], output},
+                [](const std::vector<Tensor>& v) {
+                    const std::vector<double> a = host_values(v[0]);
+                    std::vector<double> x = host_values(v[1]);
+                    for (std::size_t i = 0; i < x.size(); ++i)
+                        x[i] = sm::random_gamma_grad(a[i % a.size()], x[i]);
+                    return from_host(x, v[1].shape(), v[1]);
+                },
+                "RandomGammaGrad");
             Tensor grad = multiply(upstream, dsample);
             if (sample_rank > 0) {
                 std::vector<int64_t> axes(static_cast<std::size_t>(sample_rank));

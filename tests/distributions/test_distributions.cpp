@@ -267,6 +267,37 @@ TEST_CASE("Second derivatives: trigamma through lgamma and digamma", "[distribut
     CHECK(second == Approx(-std::numbers::pi * std::numbers::pi / 6).epsilon(1e-10));
 }
 
+TEST_CASE("Variables as parameters; gradients TensorFlow does not define",
+          "[distributions][gradients]") {
+    // A Variable is read when the distribution is built inside the tape: d/dloc log N(x) =
+    // (x-loc)/s^2.
+    tf::Variable loc(f64(0.5));
+    tf::GradientTape tape;
+    const tf::Tensor lp = tfd::Normal(loc, 2.0).log_prob(f64(1.5));
+    CHECK(item(tape.gradient(lp, loc)) == Approx(0.25));
+
+    // d^2/da^2 of igamma(a, x) reaches IgammaGradA, which has no gradient (TF's LookupError); the
+    // second derivative in x is defined: d/dx (x^(a-1) e^-x / Gamma(a)) at a = 2: (1 - x) e^-x.
+    tf::Tensor a = f64(2.0);
+    tf::Tensor x = f64(0.7);
+    tf::GradientTape outer(true);
+    outer.watch(a);
+    outer.watch(x);
+    tf::Tensor da, dx;
+    {
+        tf::GradientTape inner(true);
+        inner.watch(a);
+        inner.watch(x);
+        const tf::Tensor cdf = tfd::Gamma(a, f64(1.0)).cdf(x);
+        da = inner.gradient(cdf, a);
+        dx = inner.gradient(cdf, x);
+    }
+    CHECK(item(dx) == Approx(0.7 * std::exp(-0.7)).epsilon(1e-12));
+    CHECK(item(outer.gradient(dx, x)) == Approx(0.3 * std::exp(-0.7)).epsilon(1e-10));
+    CHECK_THROWS_WITH(outer.gradient(da, a),
+                      Contains("No gradient defined for operation 'IgammaGradA'"));
+}
+
 TEST_CASE("Reparameterized samples carry gradients", "[distributions][sample]") {
     {
         tf::Tensor loc = f64(0.5);
