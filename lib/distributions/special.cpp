@@ -118,7 +118,7 @@ Tensor lgamma(const Tensor& x) {
     return custom_gradient(
         {x},
         [](const std::vector<Tensor>& in) {
-            return map_unary(in[0], [](double v) { return std::lgamma(v); });
+            return map_unary(in[0], [](double v) { return sm::log_gamma(v); });
         },
         [](const std::vector<Tensor>& in, const Tensor&, const Tensor& upstream) {
             return std::vector<Tensor>{multiply(upstream, digamma(in[0]))};

@@ -50,8 +50,11 @@ Dual exp(Dual a) {
     const double e = std::exp(a.v);
     return {e, e * a.d};
 }
-Dual lgamma(Dual a) {
-    return {std::lgamma(a.v), digamma(a.v) * a.d};
+Dual lgamma_of(Dual a) {
+    return {log_gamma(a.v), digamma(a.v) * a.d};
+}
+double lgamma_of(double a) {
+    return log_gamma(a);
 }
 double value(double a) {
     return a;
@@ -66,7 +69,6 @@ double derivative(Dual a) {
     return a.d;
 }
 using std::exp;
-using std::lgamma;
 
 // P(a, x) by its power series, for x < a + 1:
 // P = x^a e^-x / Gamma(a + 1) * sum_n x^n / ((a + 1) ... (a + n)).
@@ -83,7 +85,7 @@ T igamma_series(T a, double x) {
             std::abs(derivative(term)) <= std::abs(derivative(sum)) * kEps + 1e-300)
             break;
     }
-    return exp(a * std::log(x) + (-x) - lgamma(a + 1.0)) * sum;
+    return exp(a * std::log(x) + (-x) - lgamma_of(a + 1.0)) * sum;
 }
 
 // Q(a, x) by Legendre's continued fraction (modified Lentz), for x >= a + 1.
@@ -106,7 +108,7 @@ T igammac_fraction(T a, double x) {
         h = h * delta;
         if (std::abs(value(delta) - 1.0) <= kEps && std::abs(derivative(delta)) <= kEps) break;
     }
-    return exp(a * std::log(x) + (-x) - lgamma(a)) * h;
+    return exp(a * std::log(x) + (-x) - lgamma_of(a)) * h;
 }
 
 // P (lower = true) or Q of (a, x), a and x already valid and x > 0 finite.
@@ -164,6 +166,12 @@ double hurwitz_zeta(int s, double q) {
 
 }  // namespace
 
+double log_gamma(double x) {
+    // lgamma_r: std::lgamma also writes the global signgam, a data race between threads.
+    int sign = 0;
+    return ::lgamma_r(x, &sign);
+}
+
 double digamma(double x) {
     if (std::isnan(x) || x == -kInf) return kNaN;
     if (x == kInf) return kInf;
@@ -192,7 +200,7 @@ double polygamma(int n, double x) {
     const double sign = (n % 2 == 1) ? 1.0 : -1.0;
     const double zeta = hurwitz_zeta(n + 1, x);
     if (std::isinf(zeta)) return n % 2 == 1 ? kInf : kNaN;
-    return sign * std::exp(std::lgamma(n + 1.0)) * zeta;
+    return sign * std::exp(log_gamma(n + 1.0)) * zeta;
 }
 
 double igamma(double a, double x) {
@@ -218,7 +226,7 @@ double igamma_grad_a(double a, double x) {
 double random_gamma_grad(double a, double x) {
     if (!gamma_domain_ok(a, x)) return kNaN;
     if (x == 0 || std::isinf(x)) return 0;
-    const double log_pdf = (a - 1) * std::log(x) - x - std::lgamma(a);
+    const double log_pdf = (a - 1) * std::log(x) - x - log_gamma(a);
     return -igamma_grad_a(a, x) / std::exp(log_pdf);
 }
 
@@ -230,7 +238,7 @@ double gamma_quantile(double a, double u) {
     // upper half where Q keeps the digits. f'(t) = x^a e^-x / Gamma(a).
     const bool upper = u > 0.5;
     const double target = upper ? 1 - u : u;
-    const double lgamma_a = std::lgamma(a);
+    const double lgamma_a = log_gamma(a);
     auto f = [&](double t) {
         const double x = std::exp(t);
         return upper ? target - igammac(a, x) : igamma(a, x) - target;
@@ -244,7 +252,7 @@ double gamma_quantile(double a, double u) {
         if (hi > 709) return kInf;
     }
     // Start: the small-x form P ~ x^a / Gamma(a + 1) for a < 1, the mean otherwise.
-    double t = a < 1 ? (std::log(u) + std::lgamma(a + 1)) / a : std::log(a);
+    double t = a < 1 ? (std::log(u) + log_gamma(a + 1)) / a : std::log(a);
     if (!(t > lo && t < hi)) t = 0.5 * (lo + hi);
     for (int i = 0; i < 400; ++i) {
         const double ft = f(t);
@@ -295,8 +303,8 @@ double betainc_fraction(double a, double b, double x) {
         h *= delta;
         if (std::abs(delta - 1) <= kEps) break;
     }
-    const double log_front = a * std::log(x) + b * std::log1p(-x) -
-                             (std::lgamma(a) + std::lgamma(b) - std::lgamma(a + b));
+    const double log_front =
+        a * std::log(x) + b * std::log1p(-x) - (log_gamma(a) + log_gamma(b) - log_gamma(a + b));
     return std::exp(log_front) * h / a;
 }
 
@@ -318,7 +326,7 @@ double poisson_quantile(double rate, double u) {
     // Walk from k0 (0 for small rates, floor(rate) otherwise) with the pmf recurrence
     // p(k) = p(k - 1) rate / k; CDF(k0) = Q(k0 + 1, rate).
     double k = rate < 30 ? 0 : std::floor(rate);
-    double pmf = std::exp(k * std::log(rate) - rate - std::lgamma(k + 1));
+    double pmf = std::exp(k * std::log(rate) - rate - log_gamma(k + 1));
     double cdf = k == 0 ? pmf : igammac(k + 1, rate);
     if (u <= cdf) {
         // Down while CDF(k - 1) = cdf - pmf still reaches u.

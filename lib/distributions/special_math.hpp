@@ -6,6 +6,8 @@
 
 namespace tapeflow::distributions::special_math {
 
+/// log |Gamma(x)| (std::lgamma without its write to the global signgam: thread-safe).
+double log_gamma(double x);
 /// psi(x) = d/dx lgamma(x); NaN at the poles (x = 0, -1, -2, ...).
 double digamma(double x);
 /// psi^(n)(x) for n >= 0 (n = 0: digamma); +inf at the poles for odd n, NaN for even.
