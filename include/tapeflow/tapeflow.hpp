@@ -22,6 +22,7 @@
 #include <tapeflow/core/threads.hpp>
 #include <tapeflow/data.hpp>
 #include <tapeflow/distribute.hpp>
+#include <tapeflow/distributions.hpp>
 #include <tapeflow/dlpack.hpp>
 #include <tapeflow/io.hpp>
 #include <tapeflow/keras/activations.hpp>

@@ -13,11 +13,13 @@ import re
 import sys
 
 RANK = {"core": 0, "kernels": 1, "cuda": 1, "ops": 2, "autograd": 3, "data": 4, "summary": 4,
-        "io": 4, "distribute": 4, "interop": 4, "proto": 4, "profiler": 5, "train": 6, "keras": 7}
+        "io": 4, "distribute": 4, "interop": 4, "proto": 4, "distributions": 4, "profiler": 5,
+        "train": 6, "keras": 7}
 # Public headers outside a folder: the layer of the code that implements them.
 PUBLIC_TOP = {"version.hpp": "core", "random.hpp": "ops", "data.hpp": "data",
               "summary.hpp": "summary", "io.hpp": "io", "distribute.hpp": "distribute",
               "dlpack.hpp": "interop", "profiler.hpp": "profiler",
+              "distributions.hpp": "distributions",
               "tapeflow.hpp": None}
 INCLUDE = re.compile(r'^\s*#\s*include\s+([<"])([^>"]+)[>"]', re.M)
 
