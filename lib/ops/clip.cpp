@@ -7,6 +7,8 @@
 #include <tapeflow/ops/clip.hpp>
 #include <tapeflow/ops/creation.hpp>
 
+#include "ops/number_conversion.hpp"
+
 namespace tapeflow {
 namespace {
 
@@ -57,6 +59,10 @@ Tensor clip_by_value(const Tensor& t, const Tensor& lo, const Tensor& hi) {
 }
 
 Tensor clip_by_value(const Tensor& t, double lo, double hi) {
+    if (t.defined()) {
+        detail::check_number_fits(lo, t.dtype(), "ClipByValue");
+        detail::check_number_fits(hi, t.dtype(), "ClipByValue");
+    }
     return clip_by_value(t, scalar_like(t, lo), scalar_like(t, hi));
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/dtype_dispatch.hpp"
 #include "ops/apply.hpp"
+#include "ops/number_conversion.hpp"
 #include "ops/op_families.hpp"
 
 namespace tapeflow {
@@ -99,6 +100,7 @@ void throw_int_too_large(uint64_t value, const char* op) {
 }  // namespace detail
 
 Tensor fill(const Shape& shape, double value, DType dtype) {
+    detail::check_number_fits(value, dtype, "Fill");
     return apply(Op::fill, {}, {shape, dtype}, Attrs().set("value", value));
 }
 
@@ -153,11 +155,7 @@ void check_range_arg(int64_t v, DType dtype) {
     const bool fits = dtype == DType::int32   ? std::in_range<int32_t>(v)
                       : dtype == DType::uint8 ? std::in_range<uint8_t>(v)
                                               : true;
-    if (!fits) {
-        throw errors::InvalidArgumentError(
-            fmt::format("Cannot convert {} to EagerTensor of dtype {}", v, dtype_name(dtype)),
-            "Range");
-    }
+    if (!fits) detail::cannot_convert(std::to_string(v), dtype, "Range");
 }
 
 }  // namespace
@@ -247,6 +245,8 @@ Tensor one_hot(const Tensor& indices,
                 rank + 1,
                 axis);
     }
+    detail::check_number_fits(on_value, dtype, "OneHot");
+    detail::check_number_fits(off_value, dtype, "OneHot");
     const int64_t where = axis == -1 ? rank : axis;
     std::vector<int64_t> dims = indices.shape().dims();
     dims.insert(dims.begin() + where, depth);

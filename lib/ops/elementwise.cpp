@@ -13,6 +13,7 @@
 #include "core/dtype_dispatch.hpp"
 #include "core/python_repr.hpp"
 #include "ops/apply.hpp"
+#include "ops/number_conversion.hpp"
 #include "ops/op_families.hpp"
 
 namespace tapeflow {
@@ -99,12 +100,6 @@ Tensor scalar_like(const Tensor& like, double value) {
 
 namespace detail {
 namespace {
-
-[[noreturn]] void cannot_convert(const std::string& value, DType dtype) {
-    // TensorFlow's eager conversion message (pywrap_tensor.cc), the number as Python's repr.
-    throw errors::InvalidArgumentError(
-        fmt::format("Cannot convert {} to EagerTensor of dtype {}", value, dtype_name(dtype)));
-}
 
 // The exact integer scalar `value` in `like`'s integer dtype, on its device.
 template <class I>

@@ -14,6 +14,7 @@
 
 #include "ops/apply.hpp"
 #include "ops/index_common.hpp"
+#include "ops/number_conversion.hpp"
 #include "ops/op_families.hpp"
 
 namespace tapeflow {
@@ -529,6 +530,7 @@ Tensor pad(const Tensor& x,
     Attrs attrs;
     attrs.set("paddings", flat_paddings(paddings));
     if (op == Op::pad) {
+        detail::check_number_fits(constant_values, x.dtype(), op_type(op));
         attrs.set("constant_values", constant_values);
     } else {
         attrs.set("mode", m);

@@ -66,7 +66,9 @@ TEST_CASE("constant from a vector and a shape", "[creation]") {
 
 TEST_CASE("fill, zeros, ones and the _like variants", "[creation]") {
     CHECK(tf::fill({2, 3}, 9.5).to_vector<float>() == std::vector<float>(6, 9.5f));
-    CHECK(tf::fill({2}, 9.5, tf::int32).to_vector<int>() == std::vector<int>{9, 9});
+    CHECK(tf::fill({2}, 9.0, tf::int32).to_vector<int>() == std::vector<int>{9, 9});
+    // 9.5 cannot be an int32 (TensorFlow's conversion error; it used to truncate to 9).
+    CHECK_THROWS_AS(tf::fill({2}, 9.5, tf::int32), tf::errors::InvalidArgumentError);
     CHECK(tf::zeros({3}).to_vector<float>() == std::vector<float>(3, 0.f));
     CHECK(tf::zeros({2}, tf::int64).dtype() == tf::int64);
     CHECK(tf::ones({2, 2}, tf::bool_).to_vector<bool>() == std::vector<bool>(4, true));

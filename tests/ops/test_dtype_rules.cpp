@@ -251,3 +251,50 @@ TEST_CASE("creation functions infer dtypes as TensorFlow does from Python number
     CHECK(tf::constant(5.0).dtype() == tf::float64);
     CHECK(tf::constant(int64_t{5}).dtype() == tf::int64);
 }
+
+// The functions that take a number as a double parameter convert it to the tensor's dtype as
+// TensorFlow converts the Python number: a value the dtype cannot hold raises instead of being
+// truncated. A whole double is indistinguishable from a C++ int here, so it converts.
+TEST_CASE("clip_by_value, pad, one_hot and fill refuse numbers their dtype cannot hold",
+          "[dtype_rules]") {
+    const tf::Tensor i32 = tf::constant({-3, 1, 7});
+    CHECK(tf::clip_by_value(i32, 0, 5).to_vector<int>() == std::vector<int>{0, 1, 5});
+    CHECK(message_of([&] { (void)tf::clip_by_value(i32, 0.5, 5); }) ==
+          "Cannot convert 0.5 to EagerTensor of dtype int32 [Op:ClipByValue]");
+    CHECK(message_of([&] { (void)tf::clip_by_value(i32, 0, 1e10); }) ==
+          "Cannot convert 10000000000 to EagerTensor of dtype int32 [Op:ClipByValue]");
+    CHECK(tf::clip_by_value(tf::constant({0.25f, 3.f}), 0.5, 2.5).to_vector<float>() ==
+          std::vector<float>{0.5f, 2.5f});
+
+    CHECK(tf::pad(i32, {{1, 0}}, "CONSTANT", 9).to_vector<int>() == std::vector<int>{9, -3, 1, 7});
+    CHECK(message_of([&] {
+              (void)tf::pad(i32, {{1, 0}}, "CONSTANT", 9.5);
+          }) == "Cannot convert 9.5 to EagerTensor of dtype int32 [Op:Pad]");
+    CHECK(message_of([&] {
+              (void)tf::pad(tf::constant({uint8_t{1}}), {{1, 1}}, "CONSTANT", 300);
+          }) == "Cannot convert 300 to EagerTensor of dtype uint8 [Op:Pad]");
+    CHECK(message_of([&] {
+              (void)tf::pad(tf::constant({uint8_t{1}}), {{1, 1}}, "CONSTANT", -1);
+          }) == "Cannot convert -1 to EagerTensor of dtype uint8 [Op:Pad]");
+
+    const tf::Tensor idx = tf::constant({0, 2});
+    CHECK(tf::one_hot(idx, 3, 4, -1, -1, tf::int32).to_vector<int>() ==
+          std::vector<int>{4, -1, -1, -1, -1, 4});
+    CHECK(message_of([&] { (void)tf::one_hot(idx, 3, 0.5, 0, -1, tf::int32); }) ==
+          "Cannot convert 0.5 to EagerTensor of dtype int32 [Op:OneHot]");
+    CHECK(message_of([&] { (void)tf::one_hot(idx, 3, 1, NAN, -1, tf::int64); }) ==
+          "Cannot convert nan to EagerTensor of dtype int64 [Op:OneHot]");
+    CHECK(tf::one_hot(idx, 2, 1, 0, -1, tf::bool_).dtype() == tf::bool_);
+    CHECK(message_of([&] { (void)tf::one_hot(idx, 2, 2, 0, -1, tf::bool_); }) ==
+          "Cannot convert 2 to EagerTensor of dtype bool [Op:OneHot]");
+
+    CHECK(message_of([&] { (void)tf::fill({2}, 2.5, tf::int32); }) ==
+          "Cannot convert 2.5 to EagerTensor of dtype int32 [Op:Fill]");
+    CHECK(message_of([&] { (void)tf::fill({2}, 256.0, tf::uint8); }) ==
+          "Cannot convert 256 to EagerTensor of dtype uint8 [Op:Fill]");
+    CHECK(tf::fill({1}, -9.0e18, tf::int64).to_vector<int64_t>()[0] ==
+          int64_t{-9'000'000'000'000'000'000});
+    CHECK(message_of([&] { (void)tf::fill({1}, 9.3e18, tf::int64); }) ==
+          "Cannot convert 9.3e+18 to EagerTensor of dtype int64 [Op:Fill]");
+    CHECK(tf::fill({2}, 2.5, tf::float16).dtype() == tf::float16);
+}
