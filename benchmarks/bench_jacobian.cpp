@@ -4,7 +4,9 @@
 // and looped (one walk per target element / column: the "*_loop" workloads). Forward included.
 // Forward mode (issue 30) on the MLP 784-512-512-10, batch 64, one thread: the forward pass, its
 // JVP (forward under a ForwardAccumulator with a tangent on the input), one gradient of the loss
-// and one Hessian-vector product of the loss (forward over reverse); the "mlp/*" workloads.
+// and one Hessian-vector product of the loss (forward over reverse); the "mlp/*" workloads. And the
+// per-example gradients of the same loss for the 64 examples: through tf::vectorized_map (a tape
+// inside fn) and as a loop of 64 tapes, against the one batched gradient "mlp/gradient".
 //   build/benchmarks/bench_jacobian --benchmark_format=json > jac.json && benchmarks/compare.py
 //   jac.json
 #include <cmath>
@@ -51,15 +53,16 @@ void register_case(
     }
 }
 
-// The MLP 784-512-512-10 of docs/performance.md, batch 64, with its data.
+// The MLP 784-512-512-10 of docs/performance.md, batch 64, with its data (or the layers given:
+// 64-64-10 is samples/per_example_gradients.cpp's).
 struct Mlp {
     std::vector<tf::Variable> vars;
-    tf::Tensor x = tf::random::normal({64, 784}, 0, 1, tf::float32, 11);
+    tf::Tensor x;
     tf::Tensor labels =
         tf::cast(tf::floor(tf::random::uniform({64}, 0, 10, tf::float32, 12)), tf::int32);
-    Mlp() {
-        const int64_t sizes[] = {784, 512, 512, 10};
-        for (int l = 0; l < 3; ++l) {
+    explicit Mlp(std::vector<int64_t> sizes = {784, 512, 512, 10})
+        : x(tf::random::normal({64, sizes[0]}, 0, 1, tf::float32, 11)) {
+        for (std::size_t l = 0; l + 1 < sizes.size(); ++l) {
             const double scale = 1 / std::sqrt(static_cast<double>(sizes[l]));
             vars.emplace_back(tf::random::normal(
                 {sizes[l], sizes[l + 1]}, 0, scale, tf::float32, static_cast<uint64_t>(20 + l)));
@@ -68,9 +71,10 @@ struct Mlp {
     }
     tf::Tensor logits(const tf::Tensor& in) const {
         tf::Tensor h = in;
-        for (std::size_t l = 0; l < 3; ++l) {
+        const std::size_t layers = vars.size() / 2;
+        for (std::size_t l = 0; l < layers; ++l) {
             h = tf::matmul(h, vars[2 * l].read_value()) + vars[2 * l + 1].read_value();
-            if (l < 2) h = tf::nn::relu(h);
+            if (l + 1 < layers) h = tf::nn::relu(h);
         }
         return h;
     }
@@ -94,12 +98,48 @@ void mlp_jvp(benchmark::State& state) {
     }
 }
 
-void mlp_gradient(benchmark::State& state) {
-    const Mlp mlp;
+void mlp_gradient(benchmark::State& state, std::vector<int64_t> sizes) {
+    const Mlp mlp(std::move(sizes));
     for (auto _ : state) {
         tf::GradientTape tape;
         const std::vector<tf::Gradient> g = tape.gradient(mlp.loss(), mlp.vars);
         benchmark::DoNotOptimize(g.back().dense().to_vector<float>());
+    }
+}
+
+// One example's gradients (x [784], label []), as DP-SGD code writes them.
+std::vector<tf::Tensor> example_gradient(const Mlp& mlp, const tf::Tensor& x, const tf::Tensor& y) {
+    tf::GradientTape tape;
+    const tf::Tensor loss = tf::reduce_sum(tf::nn::sparse_softmax_cross_entropy_with_logits(
+        tf::expand_dims(y, 0), mlp.logits(tf::expand_dims(x, 0))));
+    std::vector<tf::Tensor> out;
+    for (const tf::Gradient& g : tape.gradient(loss, mlp.vars))
+        out.push_back(g.dense());
+    return out;
+}
+
+void mlp_per_example_vectorized(benchmark::State& state, std::vector<int64_t> sizes) {
+    const Mlp mlp(std::move(sizes));
+    for (auto _ : state) {
+        const std::vector<tf::Tensor> g = tf::vectorized_map(
+            [&](const std::vector<tf::Tensor>& e) { return example_gradient(mlp, e[0], e[1]); },
+            {mlp.x, mlp.labels});
+        benchmark::DoNotOptimize(g.back().to_vector<float>());
+    }
+}
+
+void mlp_per_example_loop(benchmark::State& state, std::vector<int64_t> sizes) {
+    const Mlp mlp(std::move(sizes));
+    const std::vector<tf::Tensor> xs = tf::unstack(mlp.x);
+    const std::vector<tf::Tensor> ys = tf::unstack(mlp.labels);
+    for (auto _ : state) {
+        std::vector<std::vector<tf::Tensor>> rows(mlp.vars.size());
+        for (std::size_t i = 0; i < xs.size(); ++i) {
+            std::vector<tf::Tensor> g = example_gradient(mlp, xs[i], ys[i]);
+            for (std::size_t v = 0; v < g.size(); ++v)
+                rows[v].push_back(std::move(g[v]));
+        }
+        benchmark::DoNotOptimize(tf::stack(rows.back()).to_vector<float>());
     }
 }
 
@@ -127,9 +167,22 @@ int main(int argc, char** argv) {
     using MlpCase = std::pair<const char*, void (*)(benchmark::State&)>;
     for (const auto& [name, fn] : {MlpCase{"mlp/forward_784_512_512_10/tapeflow", mlp_forward},
                                    MlpCase{"mlp/jvp_784_512_512_10/tapeflow", mlp_jvp},
-                                   MlpCase{"mlp/gradient_784_512_512_10/tapeflow", mlp_gradient},
                                    MlpCase{"mlp/hvp_784_512_512_10/tapeflow", mlp_hvp}}) {
         benchmark::RegisterBenchmark(name, fn)->UseRealTime()->Unit(benchmark::kMicrosecond);
+    }
+    // One batched gradient and the per-example gradients of the 64 examples, two ways.
+    using SizedCase = void (*)(benchmark::State&, std::vector<int64_t>);
+    for (const auto& [suffix, sizes] :
+         {std::pair{"784_512_512_10", std::vector<int64_t>{784, 512, 512, 10}},
+          std::pair{"64_64_10", std::vector<int64_t>{64, 64, 10}}}) {
+        for (const auto& [kind, fn] : {std::pair<const char*, SizedCase>{"gradient", mlp_gradient},
+                                       {"per_example_vectorized", mlp_per_example_vectorized},
+                                       {"per_example_loop", mlp_per_example_loop}}) {
+            const std::string name = fmt::format("mlp/{}_{}/tapeflow", kind, suffix);
+            benchmark::RegisterBenchmark(name.c_str(), fn, sizes)
+                ->UseRealTime()
+                ->Unit(benchmark::kMicrosecond);
+        }
     }
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

@@ -11,6 +11,7 @@
 #include <tapeflow/autograd/gradient_tape.hpp>
 #include <tapeflow/autograd/graph.hpp>
 #include <tapeflow/autograd/variable.hpp>
+#include <tapeflow/autograd/vectorized_map.hpp>
 #include <tapeflow/core/device.hpp>
 #include <tapeflow/core/dtype.hpp>
 #include <tapeflow/core/error.hpp>

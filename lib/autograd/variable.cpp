@@ -22,6 +22,7 @@
 #include "core/backend.hpp"
 #include "core/dtype_dispatch.hpp"
 #include "core/ids.hpp"
+#include "ops/op_trace.hpp"
 
 namespace tapeflow {
 
@@ -182,6 +183,7 @@ void check_delta(const VariableState& s, std::string_view what, const Tensor& de
 // Writes `value` into the variable: in place when no read still shares the buffer, else into a
 // fresh buffer (copy-on-write), so tensors read earlier keep their values.
 void store(VariableState& s, const Tensor& value) {
+    detail::trace_state_change(fmt::format("an assignment to variable '{}'", s.name));
     const Tensor source = value.device() == s.value.device() ? value : value.to(s.value.device());
     const bool shared =
         s.value.impl_ptr().use_count() > 1 || s.value.impl()->storage.use_count() > 1;

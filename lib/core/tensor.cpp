@@ -9,6 +9,7 @@
 
 #include "core/backend.hpp"
 #include "core/format.hpp"
+#include "core/host_reads.hpp"
 #include "core/ids.hpp"
 #include "core/sizes.hpp"
 #include "core/small_blocks.hpp"
@@ -98,7 +99,13 @@ void Tensor::throw_item_error() const {
         num_elements()));
 }
 
+uint64_t& detail::host_reads() {
+    thread_local uint64_t count = 0;
+    return count;
+}
+
 void Tensor::check_data_access(DType requested, std::size_t size) const {
+    ++detail::host_reads();
     if (!device().is_cpu()) {
         throw errors::FailedPreconditionError(fmt::format(
             "data() needs a CPU tensor, but this one is on {}; copy it with .cpu() first",
@@ -114,6 +121,7 @@ void Tensor::check_data_access(DType requested, std::size_t size) const {
 }
 
 void Tensor::copy_to_host(void* dst, DType dst_dtype) const {
+    ++detail::host_reads();
     Tensor host = cpu();
     if (host.dtype() != dst_dtype) host = host.cast(dst_dtype);
     if (host.nbytes() != 0) std::memcpy(dst, host.raw_data(), host.nbytes());

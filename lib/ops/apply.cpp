@@ -4,6 +4,7 @@
 
 #include "autograd/tape.hpp"
 #include "ops/dispatch.hpp"
+#include "ops/op_trace.hpp"
 #include "profiler/op_scope.hpp"
 
 namespace tapeflow {
@@ -78,6 +79,9 @@ Tensor apply_untraced(Op op,
         if (any_tape_recording()) {
             record_operation(op, inputs, std::span<const Tensor>(&out, 1), attrs);
         }
+        if (OpTrace* trace = detail::active_op_trace()) [[unlikely]] {
+            trace->record(op, inputs, std::span<const Tensor>(&out, 1), attrs);
+        }
         return out;
     });
 }
@@ -88,6 +92,7 @@ std::vector<Tensor> apply_multi_untraced(Op op,
                                          const Attrs& attrs) {
     return oom_as_error(op_type(op), [&] {
         const Device device = op_device(op, inputs);
+        if (outputs.empty()) detail::trace_state_change(fmt::format("op {}", op_type(op)));
         std::vector<Tensor> out;
         out.reserve(outputs.size());
         bool all_views = !outputs.empty();  // no outputs: an in-place op (training ops) still runs
@@ -97,11 +102,19 @@ std::vector<Tensor> apply_multi_untraced(Op op,
         }
         if (!all_views) run_kernel(op, device, inputs, out, attrs);
         if (any_tape_recording()) record_operation(op, inputs, out, attrs);
+        if (OpTrace* trace = detail::active_op_trace()) [[unlikely]] {
+            trace->record(op, inputs, out, attrs);
+        }
         return out;
     });
 }
 
 }  // namespace
+
+OpTrace*& detail::active_op_trace() {
+    thread_local OpTrace* trace = nullptr;
+    return trace;
+}
 
 // While a profiler session traces ops, each call runs inside an OpScope (lib/profiler/); otherwise
 // the one relaxed load of framework_traced() is all the profiler costs (NOTE [Profiler cost]).

@@ -54,4 +54,8 @@ TAPEFLOW_PLUGIN_API Window2d window_from(const Shape& in, const Attrs& attrs);
 Tensor to_nhwc(const Tensor& x);
 Tensor to_nchw(const Tensor& x);
 
+/// TensorFlow's SparseSoftmaxXentWithLogitsOp label check (InvalidArgumentError naming the first
+/// label outside [0, num_classes)), for CPU labels: the CPU kernels rely on it.
+void check_label_range(const Tensor& labels, int64_t num_classes);
+
 }  // namespace tapeflow::nn_detail

@@ -12,6 +12,7 @@
 #include <tapeflow/ops/nn.hpp>
 
 #include "core/dtype_dispatch.hpp"
+#include "core/host_reads.hpp"
 #include "ops/nn_common.hpp"
 #include "ops/op_families.hpp"
 
@@ -22,27 +23,6 @@ using nn_detail::check_float;
 
 Shape without_last(const Shape& s) {
     return Shape(std::vector<int64_t>(s.dims().begin(), s.dims().end() - 1));
-}
-
-// TensorFlow's SparseSoftmaxXentWithLogitsOp check, done here because kernels must not throw
-// from their parallel loops. Labels on another device are the device kernel's business.
-void check_label_range(const Tensor& labels, int64_t num_classes) {
-    if (!labels.device().is_cpu() || labels.num_elements() == 0) return;
-    const std::vector<int64_t> values = labels.to_vector<int64_t>();
-    const bool bad = std::any_of(
-        values.begin(), values.end(), [&](int64_t v) { return v < 0 || v >= num_classes; });
-    if (!bad) return;
-    const auto first = *std::find_if(
-        values.begin(), values.end(), [&](int64_t v) { return v < 0 || v >= num_classes; });
-    std::string listed;
-    for (const int64_t v : values)
-        listed += (listed.empty() ? "" : " ") + std::to_string(v);
-    op_fail(Op::sparse_softmax_xent,
-            "Received a label value of {} which is outside the valid range of [0, {}).  Label "
-            "values: {}",
-            first,
-            num_classes,
-            listed);
 }
 
 Tensor sparse_xent_grad(const Tensor& logits, const Tensor& labels) {
@@ -82,6 +62,31 @@ const OpDef kLossOps[] = {
 };
 
 }  // namespace
+
+// TensorFlow's SparseSoftmaxXentWithLogitsOp check, done here because kernels must not throw
+// from their parallel loops. Labels on another device are the device kernel's business.
+void nn_detail::check_label_range(const Tensor& labels, int64_t num_classes) {
+    if (!labels.device().is_cpu() || labels.num_elements() == 0) return;
+    std::vector<int64_t> values;
+    {
+        const detail::UncountedHostReads validation;  // the values decide no op (vectorized_map)
+        values = labels.to_vector<int64_t>();
+    }
+    const bool bad = std::any_of(
+        values.begin(), values.end(), [&](int64_t v) { return v < 0 || v >= num_classes; });
+    if (!bad) return;
+    const auto first = *std::find_if(
+        values.begin(), values.end(), [&](int64_t v) { return v < 0 || v >= num_classes; });
+    std::string listed;
+    for (const int64_t v : values)
+        listed += (listed.empty() ? "" : " ") + std::to_string(v);
+    op_fail(Op::sparse_softmax_xent,
+            "Received a label value of {} which is outside the valid range of [0, {}).  Label "
+            "values: {}",
+            first,
+            num_classes,
+            listed);
+}
 
 std::span<const OpDef> nn_loss_op_defs() {
     return kLossOps;
@@ -135,7 +140,7 @@ Tensor sparse_softmax_cross_entropy_with_logits(const Tensor& labels, const Tens
                 labels.shape().debug_string(),
                 ls.debug_string());
     }
-    check_label_range(labels, ls[-1]);
+    nn_detail::check_label_range(labels, ls[-1]);
     return apply(op, {logits, labels}, OutputSpec{labels.shape(), logits.dtype()});
 }
 

@@ -11,6 +11,7 @@
 #include "kernels/shared/python_random.hpp"
 #include "ops/apply.hpp"
 #include "ops/op_families.hpp"
+#include "ops/random_streams.hpp"
 
 namespace tapeflow::random {
 namespace {
@@ -155,7 +156,7 @@ Tensor shuffle(const Tensor& value, std::optional<uint64_t> seed) {
     // move
     const int64_t rows = value.rank() == 0 ? 1 : value.shape()[0];
     const uint64_t blocks =
-        value.num_elements() <= 1 || rows <= 1 ? 0 : (static_cast<uint64_t>(rows) + 2) / 4;
+        random_detail::blocks_for(Op::random_shuffle, value.num_elements(), rows);
     return apply(Op::random_shuffle,
                  {value},
                  {value.shape(), value.dtype()},
@@ -163,6 +164,35 @@ Tensor shuffle(const Tensor& value, std::optional<uint64_t> seed) {
 }
 
 }  // namespace tapeflow::random
+
+namespace tapeflow::random_detail {
+
+uint64_t blocks_for(Op op, int64_t elements, int64_t rows) {
+    if (op != Op::random_shuffle) return static_cast<uint64_t>(elements) * random::kBlocksPerOutput;
+    return elements <= 1 || rows <= 1 ? 0 : (static_cast<uint64_t>(rows) + 2) / 4;
+}
+
+Attrs continue_stream(Op op, DType dtype, const Attrs& traced, uint64_t blocks) {
+    random::SeedState& s = random::state();
+    const std::lock_guard lock(s.mutex);
+    Attrs attrs = traced;
+    const auto seed = static_cast<uint64_t>(traced.get<int64_t>("seed"));
+    const auto seed2 = static_cast<uint64_t>(traced.get<int64_t>("seed2"));
+    const auto it = s.reserved.find(random::KernelKey{op, dtype, seed, seed2});
+    if (it == s.reserved.end()) {  // an unseeded call: new random seeds
+        std::random_device device;
+        attrs.set("seed", static_cast<int64_t>((static_cast<uint64_t>(device()) << 32) | device()));
+        attrs.set("seed2",
+                  static_cast<int64_t>((static_cast<uint64_t>(device()) << 32) | device()));
+        attrs.set("offset", int64_t{0});
+        return attrs;
+    }
+    attrs.set("offset", static_cast<int64_t>(it->second));
+    it->second += blocks;
+    return attrs;
+}
+
+}  // namespace tapeflow::random_detail
 
 namespace tapeflow {
 namespace {
