@@ -1,16 +1,19 @@
 // tf::random: seed resolution (TensorFlow 2 eager's global seed + op seed rules), the blocks each
 // call reserves, and the random ops. The kernels only see the seed pair and the generator offset;
 // every rule about seeds lives here.
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <random>
 #include <utility>
+#include <vector>
 
 #include <tapeflow/random.hpp>
 
 #include "kernels/shared/python_random.hpp"
 #include "ops/apply.hpp"
 #include "ops/op_families.hpp"
+#include "ops/random_streams.hpp"
 
 namespace tapeflow::random {
 namespace {
@@ -42,7 +45,7 @@ SeedState& state() {
 
 // TensorFlow's get_seed() and the kernel's reservation: the seed pair of the next `op` call and the
 // generator position after the blocks earlier calls of that kernel reserved, as attributes.
-Attrs next_stream(Op op, DType dtype, std::optional<uint64_t> op_seed, uint64_t blocks) {
+Attrs draw_stream(Op op, DType dtype, std::optional<uint64_t> op_seed, uint64_t blocks) {
     SeedState& s = state();
     const std::lock_guard lock(s.mutex);
     uint64_t seed = 0;
@@ -70,6 +73,50 @@ Attrs next_stream(Op op, DType dtype, std::optional<uint64_t> op_seed, uint64_t 
         .set("seed", static_cast<int64_t>(seed))
         .set("seed2", static_cast<int64_t>(seed2))
         .set("offset", static_cast<int64_t>(offset));
+}
+
+// The record and replay guards open on this thread, innermost last (NOTE [Random stream replay]).
+struct StreamScope {
+    random_detail::StreamLog* record = nullptr;        // a RecordStreams guard's log
+    const random_detail::StreamLog* replay = nullptr;  // a ReplayStreams guard's log
+    const char* who = "";
+    std::size_t next = 0;  // the replay's next draw
+};
+
+std::vector<StreamScope>& stream_scopes() {
+    thread_local std::vector<StreamScope> scopes;
+    return scopes;
+}
+
+// The next stream of `op`: drawn (draw_stream), or served by the innermost replay guard; appended
+// to the record guards opened inside that replay (all of them when none replays).
+Attrs next_stream(Op op, DType dtype, std::optional<uint64_t> op_seed, uint64_t blocks) {
+    std::vector<StreamScope>& scopes = stream_scopes();
+    if (scopes.empty()) return draw_stream(op, dtype, op_seed, blocks);
+    std::size_t first_recorder = 0;
+    Attrs attrs;
+    auto replay = std::find_if(
+        scopes.rbegin(), scopes.rend(), [](const StreamScope& s) { return s.replay != nullptr; });
+    if (replay == scopes.rend()) {
+        attrs = draw_stream(op, dtype, op_seed, blocks);
+    } else {
+        first_recorder = static_cast<std::size_t>(scopes.rend() - replay);
+        const random_detail::StreamLog& log = *replay->replay;
+        if (replay->next >= log.size() || log[replay->next].op != op ||
+            log[replay->next].blocks != blocks) {
+            op_fail(op,
+                    "{}: the recomputed forward pass draws random numbers the first pass did not "
+                    "(draw {} of {} there); fn must run the same random ops on every call",
+                    replay->who,
+                    replay->next + 1,
+                    log.size());
+        }
+        attrs = log[replay->next++].attrs;
+    }
+    for (std::size_t i = first_recorder; i < scopes.size(); ++i) {
+        if (scopes[i].record != nullptr) scopes[i].record->push_back({op, blocks, attrs});
+    }
+    return attrs;
 }
 
 Attrs next_stream(Op op, const Shape& shape, DType dtype, std::optional<uint64_t> seed) {
@@ -163,6 +210,31 @@ Tensor shuffle(const Tensor& value, std::optional<uint64_t> seed) {
 }
 
 }  // namespace tapeflow::random
+
+namespace tapeflow::random_detail {
+
+RecordStreams::RecordStreams(StreamLog& log) {
+    random::stream_scopes().push_back({.record = &log});
+}
+
+RecordStreams::~RecordStreams() {
+    random::stream_scopes().pop_back();
+}
+
+ReplayStreams::ReplayStreams(const StreamLog& log, const char* who)
+    : index_(random::stream_scopes().size()) {
+    random::stream_scopes().push_back({.replay = &log, .who = who});
+}
+
+ReplayStreams::~ReplayStreams() {
+    random::stream_scopes().pop_back();
+}
+
+std::size_t ReplayStreams::served() const {
+    return random::stream_scopes()[index_].next;
+}
+
+}  // namespace tapeflow::random_detail
 
 namespace tapeflow {
 namespace {
