@@ -183,6 +183,11 @@ TEST_CASE("recompute_grad: nested tapes give second derivatives", "[recompute_gr
         hvp = acc.jvp(g);
     }
     CHECK(hvp.to_vector<double>() == std::vector<double>{18.0, 0.0});
+    // A forward accumulator alone: the op's JVP comes from its (recomputing) gradient.
+    {
+        tf::autodiff::ForwardAccumulator acc({x}, {v});
+        CHECK(acc.jvp(f({x})).to_vector<double>() == std::vector<double>{18.0, 0.0});  // 3 x^2 w v
+    }
     // tf::hessians walks through the recompute (one walk per row for the custom op).
     tf::GradientTape tape;
     tape.watch(x);
