@@ -1,7 +1,8 @@
 // The decoder-only transformer of samples/transformer_lm.cpp (also timed by
 // benchmarks/bench_transformer.cpp): token and position embeddings, pre-norm blocks of causal
 // multi-head attention (tf::nn::dot_product_attention) and a relu MLP, each around a residual,
-// a final layer_norm and a dense layer to the logits. Written with the ops directly.
+// a final layer_norm and a dense layer to the logits. Written with the ops directly; forward()
+// can checkpoint each block (tf::recompute_grad).
 #pragma once
 
 #include <cmath>
@@ -35,7 +36,7 @@ inline tf::Variable filled(const tf::Shape& shape, float value, const std::strin
     return tf::Variable(tf::fill(shape, value), {.name = name});
 }
 
-inline Model make_model(int64_t vocab) {
+inline Model make_model(int64_t vocab, int64_t layers = kLayers) {
     Model m{weight({vocab, kWidth}, 0.02, "token_embedding"),
             weight({kContext, kWidth}, 0.02, "position_embedding"),
             {},
@@ -43,8 +44,8 @@ inline Model make_model(int64_t vocab) {
             filled({kWidth}, 0, "ln_f/beta"),
             weight({kWidth, vocab}, 0.02, "logits/kernel"),
             filled({vocab}, 0, "logits/bias")};
-    const double residual = 0.02 / std::sqrt(2.0 * kLayers);  // GPT-2's scaled residual init
-    for (int64_t l = 0; l < kLayers; ++l) {
+    const double residual = 0.02 / std::sqrt(2.0 * layers);  // GPT-2's scaled residual init
+    for (int64_t l = 0; l < layers; ++l) {
         const std::string p = "block" + std::to_string(l) + "/";
         m.blocks.push_back(Block{filled({kWidth}, 1, p + "ln1/gamma"),
                                  filled({kWidth}, 0, p + "ln1/beta"),
@@ -62,34 +63,49 @@ inline Model make_model(int64_t vocab) {
     return m;
 }
 
-// ids [B, T] int32 -> logits [B * T, vocab].
-inline tf::Tensor forward(const Model& m, const tf::Tensor& ids) {
+// ids [B, T] int32 -> logits [B * T, vocab]. checkpoint: each block under tf::recompute_grad
+// (its activations recomputed in the backward pass instead of kept).
+inline tf::Tensor forward(const Model& m, const tf::Tensor& ids, bool checkpoint = false) {
     const int64_t b = ids.shape()[0], t = ids.shape()[1];
     const tf::Tensor positions = tf::range(0, static_cast<double>(t), 1, tf::int32);
-    tf::Tensor x = tf::reshape(
+    tf::Tensor hidden = tf::reshape(
         tf::gather(m.token_embedding, ids) + tf::gather(m.position_embedding, positions),
         {b * t, kWidth});
     tf::nn::DotProductAttentionOptions causal;
     causal.is_causal = true;
     for (const Block& blk : m.blocks) {
-        const tf::Tensor h = tf::nn::layer_norm(x, blk.ln1_gamma, blk.ln1_beta);
-        const std::vector<tf::Tensor> qkv = tf::split(tf::matmul(h, blk.w_qkv) + blk.b_qkv, 3, 1);
-        const auto heads = [&](const tf::Tensor& z) {
-            return tf::reshape(z, {b, t, kHeads, kHeadSize});
+        // By value: a checkpointed block runs again in the backward pass, after forward returned.
+        const auto block = [&blk, causal, b, t](tf::Tensor x) {  // [b * t, kWidth]
+            const tf::Tensor h = tf::nn::layer_norm(x, blk.ln1_gamma, blk.ln1_beta);
+            const std::vector<tf::Tensor> qkv =
+                tf::split(tf::matmul(h, blk.w_qkv) + blk.b_qkv, 3, 1);
+            const auto heads = [&](const tf::Tensor& z) {
+                return tf::reshape(z, {b, t, kHeads, kHeadSize});
+            };
+            const tf::Tensor a =
+                tf::nn::dot_product_attention(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), causal);
+            x = x + tf::matmul(tf::reshape(a, {b * t, kWidth}), blk.w_out) + blk.b_out;
+            const tf::Tensor h2 = tf::nn::layer_norm(x, blk.ln2_gamma, blk.ln2_beta);
+            return x + tf::matmul(tf::nn::relu(tf::matmul(h2, blk.w_up) + blk.b_up), blk.w_down) +
+                   blk.b_down;
         };
-        const tf::Tensor a =
-            tf::nn::dot_product_attention(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), causal);
-        x = x + tf::matmul(tf::reshape(a, {b * t, kWidth}), blk.w_out) + blk.b_out;
-        const tf::Tensor h2 = tf::nn::layer_norm(x, blk.ln2_gamma, blk.ln2_beta);
-        x = x + tf::matmul(tf::nn::relu(tf::matmul(h2, blk.w_up) + blk.b_up), blk.w_down) +
-            blk.b_down;
+        if (checkpoint) {
+            hidden = tf::recompute_grad(
+                [block](const std::vector<tf::Tensor>& in) { return block(in[0]); })({hidden});
+        } else {
+            hidden = block(hidden);
+        }
     }
-    return tf::matmul(tf::nn::layer_norm(x, m.ln_gamma, m.ln_beta), m.w_logits) + m.b_logits;
+    return tf::matmul(tf::nn::layer_norm(hidden, m.ln_gamma, m.ln_beta), m.w_logits) + m.b_logits;
 }
 
 /// The mean cross-entropy of the next characters y [B * T] (int32) after x [B, T].
-inline tf::Tensor loss_of(const Model& m, const tf::Tensor& x, const tf::Tensor& y) {
-    return tf::reduce_mean(tf::nn::sparse_softmax_cross_entropy_with_logits(y, forward(m, x)));
+inline tf::Tensor loss_of(const Model& m,
+                          const tf::Tensor& x,
+                          const tf::Tensor& y,
+                          bool checkpoint = false) {
+    return tf::reduce_mean(
+        tf::nn::sparse_softmax_cross_entropy_with_logits(y, forward(m, x, checkpoint)));
 }
 
 /// All trainable variables of the model.

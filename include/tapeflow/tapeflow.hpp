@@ -10,6 +10,7 @@
 #include <tapeflow/autograd/gradient.hpp>
 #include <tapeflow/autograd/gradient_tape.hpp>
 #include <tapeflow/autograd/graph.hpp>
+#include <tapeflow/autograd/recompute_grad.hpp>
 #include <tapeflow/autograd/variable.hpp>
 #include <tapeflow/autograd/vectorized_map.hpp>
 #include <tapeflow/core/device.hpp>

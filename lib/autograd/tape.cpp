@@ -133,7 +133,7 @@ void record_variable_read(const Variable& variable, const Tensor& value) {
             tape->watched.insert(id);
             tape->watched_variables.push_back(variable);
         }
-        if (!is_floating(value.dtype())) continue;
+        if (tape->variables_only || !is_floating(value.dtype())) continue;
         const std::span<const Tensor> read(&value, 1);
         append_entry(*tape, Op::read_variable, read, read, Attrs(), Save::nothing, nullptr);
         TapeEntry& entry = tape->entries.back();

@@ -71,6 +71,9 @@ struct TapeState {
     bool on_stack = false;  // recording (pushed on this thread's stack)
     bool consumed = false;  // a non-persistent tape after its gradient()
     bool closed = false;    // its GradientTape was destroyed
+    // A variable watcher (TensorFlow's VariableWatcher; recompute_grad): notes the trainable
+    // variables read (watched_variables) and records nothing.
+    bool variables_only = false;
     // Entries and the watched set allocate from this arena (NOTE [Tape memory]); declared first,
     // so it outlives them.
     std::pmr::monotonic_buffer_resource arena{kTapeFirstBlock, tape_block_pool()};

@@ -1,10 +1,12 @@
 // tf::random: seed resolution (TensorFlow 2 eager's global seed + op seed rules), the blocks each
 // call reserves, and the random ops. The kernels only see the seed pair and the generator offset;
 // every rule about seeds lives here.
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <random>
 #include <utility>
+#include <vector>
 
 #include <tapeflow/random.hpp>
 
@@ -43,7 +45,7 @@ SeedState& state() {
 
 // TensorFlow's get_seed() and the kernel's reservation: the seed pair of the next `op` call and the
 // generator position after the blocks earlier calls of that kernel reserved, as attributes.
-Attrs next_stream(Op op, DType dtype, std::optional<uint64_t> op_seed, uint64_t blocks) {
+Attrs draw_stream(Op op, DType dtype, std::optional<uint64_t> op_seed, uint64_t blocks) {
     SeedState& s = state();
     const std::lock_guard lock(s.mutex);
     uint64_t seed = 0;
@@ -71,6 +73,78 @@ Attrs next_stream(Op op, DType dtype, std::optional<uint64_t> op_seed, uint64_t 
         .set("seed", static_cast<int64_t>(seed))
         .set("seed2", static_cast<int64_t>(seed2))
         .set("offset", static_cast<int64_t>(offset));
+}
+
+// The record and replay guards open on this thread, innermost last (NOTE [Random stream replay]).
+struct StreamScope {
+    random_detail::StreamLog* record = nullptr;        // a RecordStreams guard's log
+    const random_detail::StreamLog* replay = nullptr;  // a ReplayStreams guard's log
+    const char* who = "";
+    std::size_t next = 0;  // the replay's next draw
+};
+
+std::vector<StreamScope>& stream_scopes() {
+    thread_local std::vector<StreamScope> scopes;
+    return scopes;
+}
+
+// A new stream for `op` from `draw`, or served by the innermost replay guard instead; appended to
+// the record guards opened inside that replay (all of them when none replays).
+template <class Draw>
+Attrs served_stream(Op op, uint64_t blocks, const Draw& draw) {
+    std::vector<StreamScope>& scopes = stream_scopes();
+    if (scopes.empty()) return draw();
+    std::size_t first_recorder = 0;
+    Attrs attrs;
+    auto replay = std::find_if(
+        scopes.rbegin(), scopes.rend(), [](const StreamScope& s) { return s.replay != nullptr; });
+    if (replay == scopes.rend()) {
+        attrs = draw();
+    } else {
+        first_recorder = static_cast<std::size_t>(scopes.rend() - replay);
+        const random_detail::StreamLog& log = *replay->replay;
+        if (replay->next >= log.size() || log[replay->next].op != op ||
+            log[replay->next].blocks != blocks) {
+            op_fail(op,
+                    "{}: the recomputed forward pass draws random numbers the first pass did not "
+                    "(draw {} of {} there); fn must run the same random ops on every call",
+                    replay->who,
+                    replay->next + 1,
+                    log.size());
+        }
+        attrs = log[replay->next++].attrs;
+    }
+    for (std::size_t i = first_recorder; i < scopes.size(); ++i) {
+        if (scopes[i].record != nullptr) scopes[i].record->push_back({op, blocks, attrs});
+    }
+    return attrs;
+}
+
+// The next stream of `op` (NOTE [Random stream replay]).
+Attrs next_stream(Op op, DType dtype, std::optional<uint64_t> op_seed, uint64_t blocks) {
+    return served_stream(op, blocks, [&] { return draw_stream(op, dtype, op_seed, blocks); });
+}
+
+// The stream of a second call of the kernel that drew `traced`: its offset after the blocks the
+// kernel handed out, or new random seeds for an unseeded call.
+Attrs continue_drawing(Op op, DType dtype, const Attrs& traced, uint64_t blocks) {
+    SeedState& s = state();
+    const std::lock_guard lock(s.mutex);
+    Attrs attrs = traced;
+    const auto seed = static_cast<uint64_t>(traced.get<int64_t>("seed"));
+    const auto seed2 = static_cast<uint64_t>(traced.get<int64_t>("seed2"));
+    const auto it = s.reserved.find(KernelKey{op, dtype, seed, seed2});
+    if (it == s.reserved.end()) {  // an unseeded call: new random seeds
+        std::random_device device;
+        attrs.set("seed", static_cast<int64_t>((static_cast<uint64_t>(device()) << 32) | device()));
+        attrs.set("seed2",
+                  static_cast<int64_t>((static_cast<uint64_t>(device()) << 32) | device()));
+        attrs.set("offset", int64_t{0});
+        return attrs;
+    }
+    attrs.set("offset", static_cast<int64_t>(it->second));
+    it->second += blocks;
+    return attrs;
 }
 
 Attrs next_stream(Op op, const Shape& shape, DType dtype, std::optional<uint64_t> seed) {
@@ -173,23 +247,29 @@ uint64_t blocks_for(Op op, int64_t elements, int64_t rows) {
 }
 
 Attrs continue_stream(Op op, DType dtype, const Attrs& traced, uint64_t blocks) {
-    random::SeedState& s = random::state();
-    const std::lock_guard lock(s.mutex);
-    Attrs attrs = traced;
-    const auto seed = static_cast<uint64_t>(traced.get<int64_t>("seed"));
-    const auto seed2 = static_cast<uint64_t>(traced.get<int64_t>("seed2"));
-    const auto it = s.reserved.find(random::KernelKey{op, dtype, seed, seed2});
-    if (it == s.reserved.end()) {  // an unseeded call: new random seeds
-        std::random_device device;
-        attrs.set("seed", static_cast<int64_t>((static_cast<uint64_t>(device()) << 32) | device()));
-        attrs.set("seed2",
-                  static_cast<int64_t>((static_cast<uint64_t>(device()) << 32) | device()));
-        attrs.set("offset", int64_t{0});
-        return attrs;
-    }
-    attrs.set("offset", static_cast<int64_t>(it->second));
-    it->second += blocks;
-    return attrs;
+    return random::served_stream(
+        op, blocks, [&] { return random::continue_drawing(op, dtype, traced, blocks); });
+}
+
+RecordStreams::RecordStreams(StreamLog& log) {
+    random::stream_scopes().push_back({.record = &log});
+}
+
+RecordStreams::~RecordStreams() {
+    random::stream_scopes().pop_back();
+}
+
+ReplayStreams::ReplayStreams(const StreamLog& log, const char* who)
+    : index_(random::stream_scopes().size()) {
+    random::stream_scopes().push_back({.replay = &log, .who = who});
+}
+
+ReplayStreams::~ReplayStreams() {
+    random::stream_scopes().pop_back();
+}
+
+std::size_t ReplayStreams::served() const {
+    return random::stream_scopes()[index_].next;
 }
 
 }  // namespace tapeflow::random_detail

@@ -387,3 +387,25 @@ TEST_CASE("vectorized_map nests", "[vectorized_map]") {
     CHECK(got.shape() == tf::Shape{3, 2});
     CHECK(got.to_vector<double>() == std::vector<double>{14, 24, 26, 36, 46, 56});
 }
+
+TEST_CASE("vectorized_map with random ops inside recompute_grad: the recompute draws the same",
+          "[vectorized_map]") {
+    const auto f = [](const std::vector<Tensor>& in) {
+        const Tensor dropped = tf::vectorized_map(
+            [](const Tensor& v) { return tf::nn::dropout(v, 0.5); }, in[0]);
+        return tf::reduce_sum(tf::square(dropped));
+    };
+    const Tensor x = tf::random::normal({4, 50}, 0, 1, tf::float64, 9);
+    tf::random::set_seed(5);
+    tf::GradientTape plain;
+    plain.watch(x);
+    const Tensor y = f({x});
+    const Tensor expected = plain.gradient(y, x).dense();
+    tf::random::set_seed(5);
+    tf::GradientTape tape;
+    tape.watch(x);
+    const Tensor y2 = tf::recompute_grad(f)({x});
+    const Tensor got = tape.gradient(y2, x).dense();
+    CHECK(y2.item<double>() == y.item<double>());
+    CHECK(tf::reduce_all(tf::equal(got, expected)).item<bool>());
+}
