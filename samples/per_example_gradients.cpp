@@ -1,6 +1,6 @@
-// Differentially private SGD (Abadi et al. 2016, as TensorFlow Privacy's DPKerasSGDOptimizer) on the
-// 8x8 digits (samples/data/digits.csv.gz): every example's gradient is computed and clipped to an
-// L2 norm of at most C inside tf::vectorized_map, so the whole batch runs as one batched call of
+// Differentially private SGD (Abadi et al. 2016, as TensorFlow Privacy's DPKerasSGDOptimizer) on
+// the 8x8 digits (samples/data/digits.csv.gz): every example's gradient is computed and clipped to
+// an L2 norm of at most C inside tf::vectorized_map, so the whole batch runs as one batched call of
 // each op; the clipped gradients are summed, Gaussian noise of stddev sigma * C is added, and the
 // mean is applied with SGD. Checks the per-example gradients against a loop of 64 GradientTapes,
 // prints the time of both, and checks that the private model still learns (test accuracy > 80%).
@@ -32,7 +32,8 @@ struct Mlp {
         tf::Variable(tf::zeros({kClasses}))};
 
     tf::Tensor logits(const tf::Tensor& x) const {  // x [N, 64]
-        const tf::Tensor h = tf::nn::relu(tf::matmul(x, vars[0].read_value()) + vars[1].read_value());
+        const tf::Tensor h =
+            tf::nn::relu(tf::matmul(x, vars[0].read_value()) + vars[1].read_value());
         return tf::matmul(h, vars[2].read_value()) + vars[3].read_value();
     }
 
@@ -95,12 +96,13 @@ int main() {
         const tf::Tensor d = tf::abs(tf::stack(rows[v]) - vectorized[v]);
         max_difference = std::max<double>(max_difference, tf::reduce_max(d).item<float>());
     }
-    fmt::print("per-example gradients of {} examples: vectorized_map {:.2f} ms, a loop of tapes "
-               "{:.2f} ms; largest difference {:.2e}\n",
-               batch,
-               vectorized_s * 1e3,
-               loop_s * 1e3,
-               max_difference);
+    fmt::print(
+        "per-example gradients of {} examples: vectorized_map {:.2f} ms, a loop of tapes "
+        "{:.2f} ms; largest difference {:.2e}\n",
+        batch,
+        vectorized_s * 1e3,
+        loop_s * 1e3,
+        max_difference);
 
     // DP-SGD: mean of the clipped per-example gradients plus N(0, (sigma C)^2) noise per sum.
     tf::train::GradientDescentOptimizer sgd(0.5);
@@ -119,7 +121,8 @@ int main() {
         }
         sgd.apply_gradients(update);
         if (step % 100 == 0) {
-            fmt::print("step {:3}: test accuracy {:.3f}\n", step, accuracy(mlp, test_x, test.labels));
+            fmt::print(
+                "step {:3}: test accuracy {:.3f}\n", step, accuracy(mlp, test_x, test.labels));
         }
     }
     const double final_accuracy = accuracy(mlp, test_x, test.labels);

@@ -13,13 +13,12 @@
 // runs on the last example, and unless both runs did the same ops with the same attributes on
 // the same kinds of inputs (equal captured values), fn runs on every example and the results are
 // stacked, with a warning.
-#include <tapeflow/autograd/vectorized_map.hpp>
-
 #include <cstring>
 #include <set>
 #include <string>
 #include <unordered_map>
 
+#include <tapeflow/autograd/vectorized_map.hpp>
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/core/logging.hpp>
 #include <tapeflow/ops/array.hpp>
@@ -120,9 +119,8 @@ std::string differs(const Recording& a, const Recording& b) {
     const auto& ca = a.trace.calls();
     const auto& cb = b.trace.calls();
     if (ca.size() != cb.size()) {
-        return fmt::format("fn ran {} ops on the first example and {} on the last",
-                           ca.size(),
-                           cb.size());
+        return fmt::format(
+            "fn ran {} ops on the first example and {} on the last", ca.size(), cb.size());
     }
     for (std::size_t c = 0; c < ca.size(); ++c) {
         const TracedCall& x = ca[c];
@@ -136,9 +134,8 @@ std::string differs(const Recording& a, const Recording& b) {
                    x.outputs[j].dtype() == y.outputs[j].dtype();
         }
         if (!same) {
-            return fmt::format("op {} ({}) differs between the first and the last example",
-                               c,
-                               op_type(x.op));
+            return fmt::format(
+                "op {} ({}) differs between the first and the last example", c, op_type(x.op));
         }
     }
     if (a.outputs.size() != b.outputs.size()) return "fn returned a different number of outputs";
@@ -267,9 +264,10 @@ private:
     // The op once per example, stacked.
     VmapOutputs loop(const TracedCall& call, const std::vector<VmapValue>& in, bool fresh_streams) {
         if (!options_.fallback_to_while_loop) {
-            fail(fmt::format("op {} has no batching rule for its batched inputs and "
-                             "fallback_to_while_loop is false",
-                             op_type(call.op)));
+            fail(
+                fmt::format("op {} has no batching rule for its batched inputs and "
+                            "fallback_to_while_loop is false",
+                            op_type(call.op)));
         }
         if (!fresh_streams) looped_.insert(std::string(op_type(call.op)));
         std::vector<std::vector<Tensor>> rows(in.size());
@@ -353,11 +351,12 @@ int64_t batch_size(const std::vector<Tensor>& elems) {
             fail(fmt::format("elems[{}] is a scalar; every input needs an axis 0 to map over", i));
         }
         if (batch >= 0 && e.shape()[0] != batch) {
-            fail(fmt::format("every input needs the same first dimension, but elems[0] has shape "
-                             "{} and elems[{}] has shape {}",
-                             elems[0].shape(),
-                             i,
-                             e.shape()));
+            fail(
+                fmt::format("every input needs the same first dimension, but elems[0] has shape "
+                            "{} and elems[{}] has shape {}",
+                            elems[0].shape(),
+                            i,
+                            e.shape()));
         }
         batch = e.shape()[0];
     }
@@ -408,9 +407,10 @@ Tensor vectorized_map(std::function<Tensor(const Tensor&)> fn,
                       const Tensor& elems,
                       const VectorizedMapOptions& options) {
     if (!fn) fail("fn is empty");
-    return vectorized_map([&](const std::vector<Tensor>& x) { return std::vector<Tensor>{fn(x[0])}; },
-                          std::vector<Tensor>{elems},
-                          options)[0];
+    return vectorized_map(
+        [&](const std::vector<Tensor>& x) { return std::vector<Tensor>{fn(x[0])}; },
+        std::vector<Tensor>{elems},
+        options)[0];
 }
 
 }  // namespace tapeflow

@@ -74,7 +74,9 @@ bool any_batched(const VmapCall& c, std::initializer_list<std::size_t> inputs) {
     return false;
 }
 
-int64_t shifted(int64_t axis) { return axis >= 0 ? axis + 1 : axis; }
+int64_t shifted(int64_t axis) {
+    return axis >= 0 ? axis + 1 : axis;
+}
 
 std::vector<int64_t> shifted(const std::vector<int64_t>& axes) {
     std::vector<int64_t> out;
@@ -161,9 +163,7 @@ VmapOutputs reshape_rule(const VmapCall& c) {
 }
 
 VmapOutputs broadcast_to_rule(const VmapCall& c) {
-    return run(c,
-               {lifted(c.in[0], c.traced_out[0].rank())},
-               prepend(c.attrs, "shape", {c.batch}));
+    return run(c, {lifted(c.in[0], c.traced_out[0].rank())}, prepend(c.attrs, "shape", {c.batch}));
 }
 
 VmapOutputs transpose_rule(const VmapCall& c) {
@@ -180,8 +180,7 @@ VmapOutputs tile_rule(const VmapCall& c) {
 }
 
 VmapOutputs slice_rule(const VmapCall& c) {
-    return run(
-        c, {c.in[0].value}, prepend(prepend(c.attrs, "begin", {0}), "size", {c.batch}));
+    return run(c, {c.in[0].value}, prepend(prepend(c.attrs, "begin", {0}), "size", {c.batch}));
 }
 
 VmapOutputs strided_slice_rule(const VmapCall& c) {
@@ -197,7 +196,9 @@ VmapOutputs pad_rule(const VmapCall& c) {
 }
 
 // concat, stack, unstack, split, split_v: every input batched, the axis past the batch axis.
-VmapOutputs joined_rule(const VmapCall& c) { return axis_attr<kAxis>(c); }
+VmapOutputs joined_rule(const VmapCall& c) {
+    return axis_attr<kAxis>(c);
+}
 
 VmapOutputs matmul_rule(const VmapCall& c) {
     const bool batch_op = c.op == Op::batch_matmul;
@@ -259,8 +260,8 @@ VmapOutputs gather_nd_rule(const VmapCall& c) {
 Tensor batch_index(int64_t batch, const Shape& shape, DType dtype) {
     std::vector<int64_t> dims(static_cast<std::size_t>(shape.rank()), 1);
     dims[0] = batch;
-    return broadcast_to(reshape(range(int64_t{0}, batch, int64_t{1}, dtype), Shape(std::move(dims))),
-                        shape);
+    return broadcast_to(
+        reshape(range(int64_t{0}, batch, int64_t{1}, dtype), Shape(std::move(dims))), shape);
 }
 
 // Per-example segment ids: example b's ids move to the segments [b * S, (b + 1) * S) of one
@@ -367,8 +368,8 @@ VmapOutputs max_pool_rule(const VmapCall& c) {
     if (out.size() < 2) return out;
     Tensor& index = out[1].value;
     const double per_example = static_cast<double>(c.traced_in[0].num_elements());
-    index = index - batch_index(c.batch, index.shape(), index.dtype()) *
-                        scalar_like(index, per_example);
+    index = index -
+            batch_index(c.batch, index.shape(), index.dtype()) * scalar_like(index, per_example);
     return out;
 }
 
@@ -387,16 +388,21 @@ VmapOutputs sparse_xent_rule(const VmapCall& c) {
 }
 
 // Identity's copy is not needed: tensors are immutable.
-VmapOutputs identity_rule(const VmapCall& c) { return {c.in[0]}; }
+VmapOutputs identity_rule(const VmapCall& c) {
+    return {c.in[0]};
+}
 
 // The shape of a batched value is the per-example one (the same for every example).
-VmapOutputs shape_rule(const VmapCall& c) { return {{c.traced_out[0], false}}; }
+VmapOutputs shape_rule(const VmapCall& c) {
+    return {{c.traced_out[0], false}};
+}
 
 }  // namespace
 
 VmapFn vmap_rule(Op op) {
     switch (op) {
-        case Op::identity: return identity_rule;
+        case Op::identity:
+            return identity_rule;
         case Op::cast:
         case Op::stop_gradient:
         case Op::add:
@@ -454,16 +460,20 @@ VmapFn vmap_rule(Op op) {
         case Op::gelu_approximate:
         case Op::silu:
         case Op::softsign:
-        case Op::log_sigmoid: return elementwise;
-        case Op::add_n: return same_shape;
+        case Op::log_sigmoid:
+            return elementwise;
+        case Op::add_n:
+            return same_shape;
         case Op::reduce_sum:
         case Op::reduce_mean:
         case Op::reduce_max:
         case Op::reduce_min:
         case Op::reduce_prod:
         case Op::reduce_any:
-        case Op::reduce_all: return axes_attr<kAxes>;
-        case Op::squeeze: return axes_attr<kSqueezeDims>;
+        case Op::reduce_all:
+            return axes_attr<kAxes>;
+        case Op::squeeze:
+            return axes_attr<kSqueezeDims>;
         case Op::argmax:
         case Op::argmin:
         case Op::cumsum:
@@ -471,45 +481,69 @@ VmapFn vmap_rule(Op op) {
         case Op::softmax:
         case Op::log_softmax:
         case Op::expand_dims:
-        case Op::one_hot: return axis_attr<kAxis>;
+        case Op::one_hot:
+            return axis_attr<kAxis>;
         case Op::concat:
         case Op::stack:
         case Op::unstack:
         case Op::split:
-        case Op::split_v: return joined_rule;
-        case Op::reshape: return reshape_rule;
-        case Op::broadcast_to: return broadcast_to_rule;
-        case Op::transpose: return transpose_rule;
-        case Op::tile: return tile_rule;
-        case Op::shape: return shape_rule;
-        case Op::slice: return slice_rule;
+        case Op::split_v:
+            return joined_rule;
+        case Op::reshape:
+            return reshape_rule;
+        case Op::broadcast_to:
+            return broadcast_to_rule;
+        case Op::transpose:
+            return transpose_rule;
+        case Op::tile:
+            return tile_rule;
+        case Op::shape:
+            return shape_rule;
+        case Op::slice:
+            return slice_rule;
         case Op::strided_slice:
-        case Op::strided_slice_grad: return strided_slice_rule;
+        case Op::strided_slice_grad:
+            return strided_slice_rule;
         case Op::pad:
         case Op::mirror_pad:
-        case Op::mirror_pad_grad: return pad_rule;
-        case Op::gather: return gather_rule;
-        case Op::gather_nd: return gather_nd_rule;
-        case Op::unsorted_segment_sum: return segment_sum_rule;
-        case Op::scatter_nd: return scatter_nd_rule;
+        case Op::mirror_pad_grad:
+            return pad_rule;
+        case Op::gather:
+            return gather_rule;
+        case Op::gather_nd:
+            return gather_nd_rule;
+        case Op::unsorted_segment_sum:
+            return segment_sum_rule;
+        case Op::scatter_nd:
+            return scatter_nd_rule;
         case Op::matmul:
-        case Op::batch_matmul: return matmul_rule;
-        case Op::bias_add: return bias_add_rule;
+        case Op::batch_matmul:
+            return matmul_rule;
+        case Op::bias_add:
+            return bias_add_rule;
         case Op::top_k:
         case Op::softmax_xent:
-        case Op::sparse_xent_grad: return leading;
-        case Op::sparse_softmax_xent: return sparse_xent_rule;
+        case Op::sparse_xent_grad:
+            return leading;
+        case Op::sparse_softmax_xent:
+            return sparse_xent_rule;
         case Op::conv2d:
         case Op::depthwise_conv2d:
-        case Op::max_pool: return max_pool_rule;
+        case Op::max_pool:
+            return max_pool_rule;
         case Op::avg_pool:
         case Op::avg_pool_grad:
-        case Op::layer_norm: return fold_first<0>;
+        case Op::layer_norm:
+            return fold_first<0>;
         case Op::conv2d_backprop_input:
-        case Op::depthwise_conv2d_backprop_input: return fold_first<1>;
-        case Op::attention: return attention_rule<0, 1, 2>;
-        case Op::attention_grad: return attention_rule<0, 1, 2, 3, 4, 5>;
-        default: return nullptr;
+        case Op::depthwise_conv2d_backprop_input:
+            return fold_first<1>;
+        case Op::attention:
+            return attention_rule<0, 1, 2>;
+        case Op::attention_grad:
+            return attention_rule<0, 1, 2, 3, 4, 5>;
+        default:
+            return nullptr;
     }
 }
 

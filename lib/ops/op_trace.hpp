@@ -63,7 +63,8 @@ OpTrace*& active_op_trace();
 
 /// Offers a state change on this thread to the active trace (which may refuse it: see OpTrace).
 inline void trace_state_change(std::string_view what) {
-    if (const OpTrace* t = active_op_trace()) [[unlikely]] t->state_change(what);
+    if (const OpTrace* t = active_op_trace()) [[unlikely]]
+        t->state_change(what);
 }
 }  // namespace detail
 

@@ -1,7 +1,7 @@
 // vectorized_map (docs/autograd.md "vectorized_map"): every row of the op-case table mapped over a
-// batch of examples against a loop over them, with and without a GradientTape inside fn (per-example
-// gradients); the ops that run once per example (the fallback and its warning); random ops;
-// control flow that differs between examples; values fn computes without the examples; nesting
+// batch of examples against a loop over them, with and without a GradientTape inside fn
+// (per-example gradients); the ops that run once per example (the fallback and its warning); random
+// ops; control flow that differs between examples; values fn computes without the examples; nesting
 // in an outer tape; and bad arguments.
 #include <algorithm>
 #include <random>
@@ -98,8 +98,8 @@ std::function<std::vector<Tensor>(const std::vector<Tensor>&)> gradient_of(const
         }
         std::vector<Tensor> out;
         if (!loss.defined()) return out;
-        for (const tf::Gradient& g :
-             tape.gradient(loss, sources, {.unconnected_gradients = tf::UnconnectedGradients::zero}))
+        for (const tf::Gradient& g : tape.gradient(
+                 loss, sources, {.unconnected_gradients = tf::UnconnectedGradients::zero}))
             out.push_back(g.dense());
         return out;
     };
@@ -113,11 +113,8 @@ std::string compare(const std::string& name,
     std::string out;
     for (std::size_t k = 0; k < got.size(); ++k) {
         if (expected[k].shape() != got[k].shape()) {
-            out += fmt::format("\n  {} output {}: shape {} vs {}",
-                               name,
-                               k,
-                               got[k].shape(),
-                               expected[k].shape());
+            out += fmt::format(
+                "\n  {} output {}: shape {} vs {}", name, k, got[k].shape(), expected[k].shape());
             continue;
         }
         const std::string d = first_difference(expected[k], got[k], 4 * tolerance(dtype));
@@ -133,7 +130,9 @@ bool covers_any(const Case& c, std::initializer_list<tf::Op> ops) {
     return false;
 }
 
-bool is_training_row(const Case& c) { return c.name.rfind("train/", 0) == 0; }
+bool is_training_row(const Case& c) {
+    return c.name.rfind("train/", 0) == 0;
+}
 
 // One sweep over the table: every row's outputs (and, for differentiable rows, its gradients
 // computed by a tape inside fn) mapped over kBatch examples against a loop. `shared`: only the
@@ -177,8 +176,8 @@ std::string sweep(bool shared, std::set<std::string>& looped, int& checked) {
             if (c.grad) {
                 const auto g = with_fixed(gradient_of(c));
                 const std::function<std::vector<Tensor>(const std::vector<Tensor>&)> gf = g;
-                failures +=
-                    compare(c.name + " (gradient)", loop(gf, elems), tf::vectorized_map(gf, elems), dtype);
+                failures += compare(
+                    c.name + " (gradient)", loop(gf, elems), tf::vectorized_map(gf, elems), dtype);
             }
         } catch (const std::exception& e) {
             failures += "\n  " + c.name + ": " + e.what();
@@ -229,8 +228,8 @@ TEST_CASE("vectorized_map: per-example gradients of an MLP equal a loop of tapes
     const Tensor labels = tf::constant({0, 2, 1, 1, 0, 2});
     const auto per_example = [&](const std::vector<Tensor>& e) {
         tf::GradientTape tape;
-        const Tensor h = tf::tanh(tf::matmul(tf::expand_dims(e[0], 0), w1.read_value()) +
-                                  b1.read_value());
+        const Tensor h =
+            tf::tanh(tf::matmul(tf::expand_dims(e[0], 0), w1.read_value()) + b1.read_value());
         const Tensor loss = tf::reduce_sum(tf::nn::sparse_softmax_cross_entropy_with_logits(
             tf::expand_dims(e[1], 0), tf::matmul(h, w2.read_value())));
         std::vector<Tensor> g;
@@ -341,16 +340,17 @@ TEST_CASE("vectorized_map: an outer tape differentiates through it", "[vectorize
 }
 
 TEST_CASE("vectorized_map: one example, no examples, and bad arguments", "[vectorized_map]") {
-    const auto square = [](const Tensor& v) { return tf::square(v); };
+    const auto square = [](const Tensor& v) {
+        return tf::square(v);
+    };
     CHECK(tf::vectorized_map(square, tf::constant({{2.0, 3.0}})).to_vector<double>() ==
           std::vector<double>{4, 9});
     const Tensor none = tf::vectorized_map(square, tf::zeros({0, 4}));
     CHECK(none.shape() == tf::Shape{0, 4});
     CHECK_THROWS_WITH(tf::vectorized_map(square, tf::constant(1.0)), Contains("scalar"));
-    CHECK_THROWS_WITH(
-        tf::vectorized_map([](const std::vector<Tensor>& e) { return e; },
-                           {tf::zeros({2, 3}), tf::zeros({3, 3})}),
-        Contains("same first dimension") && Contains("(3, 3)"));
+    CHECK_THROWS_WITH(tf::vectorized_map([](const std::vector<Tensor>& e) { return e; },
+                                         {tf::zeros({2, 3}), tf::zeros({3, 3})}),
+                      Contains("same first dimension") && Contains("(3, 3)"));
     CHECK_THROWS_AS(tf::vectorized_map([](const std::vector<Tensor>& e) { return e; }, {}),
                     tf::errors::InvalidArgumentError);
     CHECK_THROWS_WITH(tf::vectorized_map([](const Tensor&) { return Tensor(); }, tf::zeros({2})),
@@ -391,8 +391,8 @@ TEST_CASE("vectorized_map nests", "[vectorized_map]") {
 TEST_CASE("vectorized_map with random ops inside recompute_grad: the recompute draws the same",
           "[vectorized_map]") {
     const auto f = [](const std::vector<Tensor>& in) {
-        const Tensor dropped = tf::vectorized_map(
-            [](const Tensor& v) { return tf::nn::dropout(v, 0.5); }, in[0]);
+        const Tensor dropped =
+            tf::vectorized_map([](const Tensor& v) { return tf::nn::dropout(v, 0.5); }, in[0]);
         return tf::reduce_sum(tf::square(dropped));
     };
     const Tensor x = tf::random::normal({4, 50}, 0, 1, tf::float64, 9);

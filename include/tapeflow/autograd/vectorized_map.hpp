@@ -30,8 +30,8 @@ struct VectorizedMapOptions {
 ///     auto per_example = tf::vectorized_map(
 ///         [&](const tf::Tensor& x) {
 ///             tf::GradientTape tape;
-///             tf::Tensor loss = tf::reduce_sum(tf::square(tf::matmul(tf::expand_dims(x, 0), w.read_value())));
-///             return tape.gradient(loss, w).dense();
+///             tf::Tensor loss = tf::reduce_sum(tf::square(tf::matmul(tf::expand_dims(x, 0),
+///             w.read_value()))); return tape.gradient(loss, w).dense();
 ///         },
 ///         batch);                                        // [n, *w.shape]
 Tensor vectorized_map(std::function<Tensor(const Tensor&)> fn,
