@@ -1,7 +1,9 @@
 // The op-case table: rows that run every op of lib/ops/op_list.def on generated inputs. Read by
-// three suites: the generic CPU test and the float64 finite-difference check (test_op_cases.cpp),
-// and the CPU/GPU parity suite (tests/gpu/test_gpu_parity.cpp). test_registry.cpp fails, naming
-// the op, when an op has no row here (the rows and their format: op_cases.cpp).
+// the generic CPU test and the float64 finite-difference check (test_op_cases.cpp), the CPU/GPU
+// parity suite (tests/gpu/test_gpu_parity.cpp), forward mode (tests/autograd/test_forward_mode.cpp)
+// and vectorized_map (tests/autograd/test_vectorized_map.cpp: each row mapped over a batch).
+// test_registry.cpp fails, naming the op, when an op has no row here (the rows and their format:
+// op_cases.cpp).
 #pragma once
 
 #include <functional>
