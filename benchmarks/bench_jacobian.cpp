@@ -4,9 +4,10 @@
 // and looped (one walk per target element / column: the "*_loop" workloads). Forward included.
 // Forward mode (issue 30) on the MLP 784-512-512-10, batch 64, one thread: the forward pass, its
 // JVP (forward under a ForwardAccumulator with a tangent on the input), one gradient of the loss
-// and one Hessian-vector product of the loss (forward over reverse); the "mlp/*" workloads. And the
-// per-example gradients of the same loss for the 64 examples: through tf::vectorized_map (a tape
-// inside fn) and as a loop of 64 tapes, against the one batched gradient "mlp/gradient".
+// and one Hessian-vector product of the loss (forward over reverse); the "mlp/*" workloads. The
+// forward pass at batch 2 x 64 is the JVP's floor (primal and tangent in one gemm per layer). And
+// the per-example gradients of the same loss for the 64 examples: through tf::vectorized_map (a
+// tape inside fn) and as a loop of 64 tapes, against the one batched gradient "mlp/gradient".
 //   build/benchmarks/bench_jacobian --benchmark_format=json > jac.json && benchmarks/compare.py
 //   jac.json
 #include <cmath>
@@ -89,6 +90,15 @@ void mlp_forward(benchmark::State& state) {
         benchmark::DoNotOptimize(mlp.logits(mlp.x).to_vector<float>());
 }
 
+// The floor of a JVP whose primal and tangent share every gemm: one forward pass of 2 x 64 rows.
+void mlp_forward_double_batch(benchmark::State& state) {
+    const Mlp mlp;
+    const tf::Tensor both =
+        tf::concat({mlp.x, tf::random::normal({64, 784}, 0, 1, tf::float32, 13)}, 0);
+    for (auto _ : state)
+        benchmark::DoNotOptimize(mlp.logits(both).to_vector<float>());
+}
+
 void mlp_jvp(benchmark::State& state) {
     const Mlp mlp;
     const tf::Tensor tangent = tf::random::normal({64, 784}, 0, 1, tf::float32, 13);
@@ -165,9 +175,11 @@ int main(int argc, char** argv) {
     register_case("batch_jacobian", "tanh_layer_64x32", 64, 32, true);
     torch_jacobian_cases::register_batch_tanh_layer(64, 32);
     using MlpCase = std::pair<const char*, void (*)(benchmark::State&)>;
-    for (const auto& [name, fn] : {MlpCase{"mlp/forward_784_512_512_10/tapeflow", mlp_forward},
-                                   MlpCase{"mlp/jvp_784_512_512_10/tapeflow", mlp_jvp},
-                                   MlpCase{"mlp/hvp_784_512_512_10/tapeflow", mlp_hvp}}) {
+    for (const auto& [name, fn] :
+         {MlpCase{"mlp/forward_784_512_512_10/tapeflow", mlp_forward},
+          MlpCase{"mlp/forward_2x64_784_512_512_10/tapeflow", mlp_forward_double_batch},
+          MlpCase{"mlp/jvp_784_512_512_10/tapeflow", mlp_jvp},
+          MlpCase{"mlp/hvp_784_512_512_10/tapeflow", mlp_hvp}}) {
         benchmark::RegisterBenchmark(name, fn)->UseRealTime()->Unit(benchmark::kMicrosecond);
     }
     // One batched gradient and the per-example gradients of the 64 examples, two ways.

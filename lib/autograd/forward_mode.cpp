@@ -208,6 +208,51 @@ void accumulate_operation(Op op,
     }
 }
 
+Tensor fused_matmul_with_tangent(std::span<const Tensor> inputs, const Attrs& attrs) {
+    // Smaller products stay on the generic path: the concat costs more than the shared gemm saves,
+    // and the smallest ones run a plain loop instead of OpenBLAS (blas.cpp), whose rounding the
+    // primal must keep (a row block of the fused gemm equals the gemm of that block alone).
+    constexpr int64_t kMinMultiplyAdds = int64_t{1} << 16;
+    const auto& accumulators = active_accumulators();
+    if (accumulators.size() != 1 || inputs.size() != 2) return {};
+    AccumulatorState& acc = *accumulators[0];
+    const Tensor& a = inputs[0];
+    const Tensor& b = inputs[1];
+    if (acc.outer_tapes != 0 || !is_floating(a.dtype()) || a.rank() != 2 || b.rank() != 2 ||
+        attrs.get<bool>("transpose_a")) {
+        return {};
+    }
+    const auto found = acc.tangents.find(a.id());
+    if (found == acc.tangents.end()) return {};
+    const Tensor& ta = found->second;
+    if (ta.shape() != a.shape() || ta.dtype() != a.dtype() || ta.device() != a.device()) return {};
+    const bool transpose_b = attrs.get<bool>("transpose_b");
+    const int64_t m = a.shape()[0];
+    const int64_t k = a.shape()[1];
+    const int64_t n = b.shape()[transpose_b ? 0 : 1];
+    if (b.shape()[transpose_b ? 1 : 0] != k || m * n * k < kMinMultiplyAdds) return {};
+    Tensor both;
+    Tensor tangent_b;  // a db, when b has a tangent too
+    {
+        const HideInner hide(0, acc);  // outer_tapes == 0: nothing records these
+        both = matmul(concat({a, ta}, 0), b, false, transpose_b);
+        const auto tb = acc.tangents.find(b.id());
+        if (is_floating(b.dtype()) && tb != acc.tangents.end())
+            tangent_b = matmul(a, tb->second, false, transpose_b);
+    }
+    const TensorImpl& whole = *both.impl();
+    const std::size_t block = static_cast<std::size_t>(m * n) * dtype_size(a.dtype());
+    Tensor y = Tensor::view(whole.storage, whole.offset, Shape({m, n}), a.dtype());
+    Tensor t = Tensor::view(whole.storage, whole.offset + block, Shape({m, n}), a.dtype());
+    if (tangent_b.defined()) {
+        const HideInner hide(0, acc);
+        t = add(t, tangent_b);
+    }
+    record_on_tapes(Op::matmul, inputs, std::span<const Tensor>(&y, 1), attrs);
+    acc.tangents[y.id()] = std::move(t);
+    return y;
+}
+
 void accumulate_variable_read(const Variable& variable, const Tensor& value) {
     if (!is_floating(value.dtype())) return;
     for (AccumulatorState* acc : active_accumulators()) {

@@ -114,14 +114,21 @@ bool any_tape_watches(std::span<const Tensor> inputs) {
     return false;
 }
 
-void record_operation(Op op,
-                      std::span<const Tensor> inputs,
-                      std::span<const Tensor> outputs,
-                      const Attrs& attrs) {
+void record_on_tapes(Op op,
+                     std::span<const Tensor> inputs,
+                     std::span<const Tensor> outputs,
+                     const Attrs& attrs) {
     for (TapeState* tape : active_tapes()) {
         if (!watched_input(*tape, inputs)) continue;
         append_entry(*tape, op, inputs, outputs, attrs, op_def(op).save, nullptr);
     }
+}
+
+void record_operation(Op op,
+                      std::span<const Tensor> inputs,
+                      std::span<const Tensor> outputs,
+                      const Attrs& attrs) {
+    record_on_tapes(op, inputs, outputs, attrs);
     if (!active_accumulators().empty()) accumulate_operation(op, inputs, outputs, attrs);
 }
 

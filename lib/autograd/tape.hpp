@@ -110,6 +110,12 @@ inline bool any_tape_recording() {
 /// of differentiable ops instead when it is true: higher derivatives are being recorded.
 bool any_tape_watches(std::span<const Tensor> inputs);
 
+/// Offers a finished op to the recording tapes only (record_operation's first half; the fused
+/// matmul of forward_mode.cpp computes its tangent itself).
+void record_on_tapes(Op op,
+                     std::span<const Tensor> inputs,
+                     std::span<const Tensor> outputs,
+                     const Attrs& attrs);
 /// Offers a finished op to every recording tape, then to every recording forward accumulator
 /// (called by apply()).
 void record_operation(Op op,

@@ -2,6 +2,7 @@
 // docs/architecture.md.
 #include "ops/apply.hpp"
 
+#include "autograd/forward_mode.hpp"
 #include "autograd/tape.hpp"
 #include "ops/dispatch.hpp"
 #include "ops/op_trace.hpp"
@@ -73,6 +74,11 @@ Tensor apply_untraced(Op op,
                       const Attrs& attrs) {
     return oom_as_error(op_type(op), [&] {
         const Device device = op_device(op, inputs);
+        if (op == Op::matmul && !active_accumulators().empty()) {
+            // NOTE [Fused matmul tangent] (forward_mode.hpp): primal and tangent in one gemm.
+            if (Tensor fused = fused_matmul_with_tangent(inputs, attrs); fused.defined())
+                return fused;
+        }
         const bool computed = output.alias_input < 0;
         Tensor out = make_output(std::move(output), inputs, device);
         if (computed) run_kernel(op, device, inputs, std::span<Tensor>(&out, 1), attrs);

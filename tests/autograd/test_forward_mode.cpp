@@ -3,6 +3,7 @@
 // forward-over-reverse Hessian-vector products against reverse-over-reverse ones for every row,
 // tf::hessians, and TensorFlow's edge conventions (integer outputs, unconnected targets,
 // stop_gradient, variables, nesting with accumulators and tapes, custom_gradient, bad arguments).
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -451,4 +452,111 @@ TEST_CASE("every differentiable op-case row's JVP runs in float32, float16 and b
     INFO("op-case rows whose low-precision JVPs are wrong:" << failures);
     CHECK(failures.empty());
     CHECK(checked > 100);
+}
+
+namespace {
+
+bool ran(const tf::profiler::Profile& p, const std::string& op_type) {
+    return std::any_of(p.by_op_type.begin(), p.by_op_type.end(), [&](const auto& row) {
+        return row.name == op_type && row.count > 0;
+    });
+}
+
+}  // namespace
+
+TEST_CASE(
+    "ForwardAccumulator: a matmul shares its gemm with the input's tangent, as the generic "
+    "rule computes it",
+    "[forward]") {
+    // NOTE [Fused matmul tangent] in lib/autograd/forward_mode.hpp: with one accumulator, no tape
+    // outside it and a tangent on input 0, the primal and t b come from one gemm of [a; t] (its
+    // ConcatV2 shows in a profile). A tape outside the accumulator sends the op the generic way
+    // (jvp_bilinear after the op), which the fused path must match.
+    const tf::DType dtype = GENERATE(tf::float32, tf::float64);
+    const bool transpose_b = GENERATE(false, true);
+    const bool tangent_on_b = GENERATE(false, true);
+    const std::string dtype_name(tf::dtype_name(dtype));
+    CAPTURE(dtype_name, transpose_b, tangent_on_b);
+    const Tensor a = tf::random::normal({48, 96}, 0, 1, dtype, 1);
+    const Tensor b =
+        tf::random::normal(transpose_b ? tf::Shape{80, 96} : tf::Shape{96, 80}, 0, 1, dtype, 2);
+    const Tensor ta = tf::random::normal(a.shape(), 0, 1, dtype, 3);
+    const Tensor tb = tf::random::normal(b.shape(), 0, 1, dtype, 4);
+    const Tensor plain = tf::matmul(a, b, false, transpose_b);
+    auto jvp = [&](Tensor& y) {
+        std::vector<Tensor> primals{a};
+        std::vector<Tensor> tangents{ta};
+        if (tangent_on_b) {
+            primals.push_back(b);
+            tangents.push_back(tb);
+        }
+        const ForwardAccumulator acc(primals, tangents);
+        y = tf::matmul(a, b, false, transpose_b);
+        return acc.jvp(y);
+    };
+    Tensor y_fused;
+    Tensor t_fused;
+    const tf::profiler::Profile fused = tf::profiler::profile([&] { t_fused = jvp(y_fused); });
+    CHECK(ran(fused, "ConcatV2"));
+    Tensor y_generic;
+    Tensor t_generic;
+    const tf::profiler::Profile generic = tf::profiler::profile([&] {
+        const tf::GradientTape outside;
+        t_generic = jvp(y_generic);
+    });
+    CHECK_FALSE(ran(generic, "ConcatV2"));
+    // A row block of a gemm is the gemm of that block: the primal is the plain matmul's, bit for
+    // bit, and so is the tangent (t b, plus a db added the same way).
+    CHECK(y_fused.shape() == plain.shape());
+    CHECK(tf::reduce_all(tf::equal(y_fused, plain)).item<bool>());
+    CHECK(tf::reduce_all(tf::equal(y_generic, plain)).item<bool>());
+    CHECK(t_fused.shape() == plain.shape());
+    CHECK(tf::reduce_all(tf::equal(t_fused, t_generic)).item<bool>());
+}
+
+TEST_CASE(
+    "ForwardAccumulator: the fused matmul path records the primal on tapes inside the "
+    "accumulator and leaves small products to the generic rule",
+    "[forward]") {
+    const Tensor a = tf::random::normal({32, 64}, 0, 1, tf::float64, 5);
+    const Tensor b = tf::random::normal({64, 64}, 0, 1, tf::float64, 6);
+    const Tensor ta = tf::random::normal(a.shape(), 0, 1, tf::float64, 7);
+    SECTION("a tape inside sees the matmul: d sum(a b) / da = 1 b^T") {
+        const ForwardAccumulator acc({a}, {ta});
+        tf::GradientTape tape;
+        tape.watch(a);
+        const Tensor y = tf::matmul(a, b);
+        const Tensor g = tape.gradient(tf::reduce_sum(y), a).dense();
+        const Tensor expected = tf::matmul(tf::ones_like(y), b, false, true);
+        CHECK(tf::reduce_all(tf::equal(g, expected)).item<bool>());
+        CHECK(tf::reduce_all(tf::equal(acc.jvp(y), tf::matmul(ta, b))).item<bool>());
+    }
+    SECTION("forward over reverse through the fused matmul: the HVP of sum(tanh(a b))") {
+        auto f = [&](const Tensor& x) {
+            return tf::reduce_sum(tf::tanh(tf::matmul(x, b)));
+        };
+        const Tensor hv = tf::autodiff::hessian_vector_product(f, a, ta);
+        tf::Tensor reference;  // reverse over reverse: d/da <grad f(a), ta>
+        {
+            tf::GradientTape outer;
+            outer.watch(a);
+            tf::GradientTape inner;
+            inner.watch(a);
+            const Tensor y = f(a);
+            const Tensor g = inner.gradient(y, a).dense();
+            reference = outer.gradient(tf::reduce_sum(tf::multiply(g, ta)), a).dense();
+        }
+        CHECK(tf::reduce_max(tf::abs(hv - reference)).item<double>() < 1e-10);
+    }
+    SECTION("below the size threshold the generic rule runs") {
+        const Tensor small = tf::random::normal({4, 8}, 0, 1, tf::float64, 8);
+        const Tensor w = tf::random::normal({8, 8}, 0, 1, tf::float64, 9);
+        Tensor t;
+        const tf::profiler::Profile p = tf::profiler::profile([&] {
+            const ForwardAccumulator acc({small}, {small});
+            t = acc.jvp(tf::matmul(small, w));
+        });
+        CHECK_FALSE(ran(p, "ConcatV2"));
+        CHECK(tf::reduce_all(tf::equal(t, tf::matmul(small, w))).item<bool>());
+    }
 }
