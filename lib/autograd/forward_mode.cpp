@@ -11,6 +11,8 @@
 // accumulator's JVPs (reverse-over-forward), an accumulator sees tape.gradient's ops
 // (forward-over-reverse). A row without an explicit rule uses jvp_by_double_vjp, which runs the
 // row's backward formula on a private tape: <vjp(u), t> is linear in u with gradient J t.
+// One op is offered to the accumulator before it runs instead: a matmul whose input has a tangent
+// (NOTE [Fused matmul tangent] in tape.hpp), primal and tangent from one gemm.
 #include "autograd/forward_mode.hpp"
 
 #include <algorithm>
@@ -210,16 +212,18 @@ void accumulate_operation(Op op,
 
 Tensor fused_matmul_with_tangent(std::span<const Tensor> inputs, const Attrs& attrs) {
     // Smaller products stay on the generic path: the concat costs more than the shared gemm saves,
-    // and the smallest ones run a plain loop instead of OpenBLAS (blas.cpp), whose rounding the
-    // primal must keep (a row block of the fused gemm equals the gemm of that block alone).
+    // and the smallest ones run a plain loop instead of OpenBLAS (blas.cpp), so M and 2M rows
+    // could round differently.
     constexpr int64_t kMinMultiplyAdds = int64_t{1} << 16;
     const auto& accumulators = active_accumulators();
     if (accumulators.size() != 1 || inputs.size() != 2) return {};
     AccumulatorState& acc = *accumulators[0];
     const Tensor& a = inputs[0];
     const Tensor& b = inputs[1];
-    if (acc.outer_tapes != 0 || !is_floating(a.dtype()) || a.rank() != 2 || b.rank() != 2 ||
-        attrs.get<bool>("transpose_a")) {
+    // CPU only: there a row block of a gemm is the gemm of that block alone, bit for bit (the
+    // slices of blas.cpp split M or N, never K); cuBLAS may pick another algorithm for 2M rows.
+    if (acc.outer_tapes != 0 || !a.device().is_cpu() || !is_floating(a.dtype()) || a.rank() != 2 ||
+        b.rank() != 2 || attrs.get<bool>("transpose_a")) {
         return {};
     }
     const auto found = acc.tangents.find(a.id());

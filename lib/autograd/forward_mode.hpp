@@ -32,13 +32,6 @@ void accumulate_operation(Op op,
                           std::span<const Tensor> inputs,
                           std::span<const Tensor> outputs,
                           const Attrs& attrs);
-/// NOTE [Fused matmul tangent]: called by apply() before a rank-2 matmul runs while an
-/// accumulator records. When exactly one accumulator records, no tape outside it exists (nothing
-/// would record the JVP computation) and it holds a tangent t for input 0 (not transposed), the
-/// primal and the tangent's main term share one gemm: [a; t] b, whose row blocks become the output
-/// and t b (a tangent of b adds a db). Returns the output with its tangent stored and the op
-/// recorded on the tapes; undefined when the fast path does not apply (the op then runs as usual).
-Tensor fused_matmul_with_tangent(std::span<const Tensor> inputs, const Attrs& attrs);
 /// A read of a watched variable carries the variable's tangent.
 void accumulate_variable_read(const Variable& variable, const Tensor& value);
 /// custom_gradient: the JVP of its backward function by the double-VJP trick.

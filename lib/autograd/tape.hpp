@@ -110,8 +110,17 @@ inline bool any_tape_recording() {
 /// of differentiable ops instead when it is true: higher derivatives are being recorded.
 bool any_tape_watches(std::span<const Tensor> inputs);
 
-/// Offers a finished op to the recording tapes only (record_operation's first half; the fused
-/// matmul of forward_mode.cpp computes its tangent itself).
+/// NOTE [Fused matmul tangent] (forward_mode.cpp): called by apply() before a rank-2 matmul runs
+/// while an accumulator records. When exactly one accumulator records, no tape outside it exists
+/// (nothing would record the JVP computation) and it holds a tangent t for input 0 (not
+/// transposed, on the CPU, at least 2^16 multiply-adds), the primal and the tangent's main term
+/// share one gemm: [a; t] b, whose row blocks become the output and t b (a tangent of b adds a db),
+/// so the output keeps its tangent's memory alive. Returns the output with its tangent stored and
+/// the op recorded on the tapes; undefined when the fast path does not apply (the op then runs as
+/// usual, its tangent computed after it by jvp_bilinear).
+Tensor fused_matmul_with_tangent(std::span<const Tensor> inputs, const Attrs& attrs);
+/// Offers a finished op to the recording tapes only (record_operation's first half;
+/// fused_matmul_with_tangent computes its tangent itself).
 void record_on_tapes(Op op,
                      std::span<const Tensor> inputs,
                      std::span<const Tensor> outputs,

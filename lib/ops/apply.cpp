@@ -2,7 +2,6 @@
 // docs/architecture.md.
 #include "ops/apply.hpp"
 
-#include "autograd/forward_mode.hpp"
 #include "autograd/tape.hpp"
 #include "ops/dispatch.hpp"
 #include "ops/op_trace.hpp"
@@ -75,7 +74,7 @@ Tensor apply_untraced(Op op,
     return oom_as_error(op_type(op), [&] {
         const Device device = op_device(op, inputs);
         if (op == Op::matmul && !active_accumulators().empty()) {
-            // NOTE [Fused matmul tangent] (forward_mode.hpp): primal and tangent in one gemm.
+            // NOTE [Fused matmul tangent] (autograd/tape.hpp): primal and tangent in one gemm.
             if (Tensor fused = fused_matmul_with_tangent(inputs, attrs); fused.defined())
                 return fused;
         }

@@ -468,7 +468,7 @@ TEST_CASE(
     "ForwardAccumulator: a matmul shares its gemm with the input's tangent, as the generic "
     "rule computes it",
     "[forward]") {
-    // NOTE [Fused matmul tangent] in lib/autograd/forward_mode.hpp: with one accumulator, no tape
+    // NOTE [Fused matmul tangent] in lib/autograd/tape.hpp: with one accumulator, no tape
     // outside it and a tangent on input 0, the primal and t b come from one gemm of [a; t] (its
     // ConcatV2 shows in a profile). A tape outside the accumulator sends the op the generic way
     // (jvp_bilinear after the op), which the fused path must match.
