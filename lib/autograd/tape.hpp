@@ -113,9 +113,9 @@ bool any_tape_watches(std::span<const Tensor> inputs);
 /// NOTE [Fused matmul tangent] (forward_mode.cpp): called by apply() before a rank-2 matmul runs
 /// while an accumulator records. When exactly one accumulator records, no tape outside it exists
 /// (nothing would record the JVP computation) and it holds a tangent t for input 0 (not
-/// transposed, on the CPU, at least 2^16 multiply-adds), the primal and the tangent's main term
-/// share one gemm: [a; t] b, whose row blocks become the output and t b (a tangent of b adds a db),
-/// so the output keeps its tangent's memory alive. Returns the output with its tangent stored and
+/// transposed, on the CPU, at least 2^16 multiply-adds) and none for input 1, the primal and the
+/// tangent share one gemm: [a; t] b, whose row blocks become the output and its tangent t b, so
+/// the output keeps its tangent's memory alive. Returns the output with its tangent stored and
 /// the op recorded on the tapes; undefined when the fast path does not apply (the op then runs as
 /// usual, its tangent computed after it by jvp_bilinear).
 Tensor fused_matmul_with_tangent(std::span<const Tensor> inputs, const Attrs& attrs);
