@@ -73,8 +73,10 @@ Tensor apply_untraced(Op op,
                       const Attrs& attrs) {
     return oom_as_error(op_type(op), [&] {
         const Device device = op_device(op, inputs);
-        if (op == Op::matmul && !active_accumulators().empty()) {
-            // NOTE [Fused matmul tangent] (autograd/tape.hpp): primal and tangent in one gemm.
+        if (op == Op::matmul && !active_accumulators().empty() &&
+            detail::active_op_trace() == nullptr) {
+            // NOTE [Fused matmul tangent] (autograd/tape.hpp): primal and tangent in one gemm (not
+            // while a trace records every call: it would see the inner concat and gemm only).
             if (Tensor fused = fused_matmul_with_tangent(inputs, attrs); fused.defined())
                 return fused;
         }
