@@ -83,11 +83,12 @@ Tensor apply_untraced(Op op,
         const bool computed = output.alias_input < 0;
         Tensor out = make_output(std::move(output), inputs, device);
         if (computed) run_kernel(op, device, inputs, std::span<Tensor>(&out, 1), attrs);
-        if (any_tape_recording()) {
-            record_operation(op, inputs, std::span<const Tensor>(&out, 1), attrs);
-        }
+        // The trace first: an accumulator's JVP ops (run by record_operation) read the output.
         if (OpTrace* trace = detail::active_op_trace()) [[unlikely]] {
             trace->record(op, inputs, std::span<const Tensor>(&out, 1), attrs);
+        }
+        if (any_tape_recording()) {
+            record_operation(op, inputs, std::span<const Tensor>(&out, 1), attrs);
         }
         return out;
     });
@@ -108,10 +109,10 @@ std::vector<Tensor> apply_multi_untraced(Op op,
             all_views = all_views && spec.alias_input >= 0;
         }
         if (!all_views) run_kernel(op, device, inputs, out, attrs);
-        if (any_tape_recording()) record_operation(op, inputs, out, attrs);
         if (OpTrace* trace = detail::active_op_trace()) [[unlikely]] {
             trace->record(op, inputs, out, attrs);
         }
+        if (any_tape_recording()) record_operation(op, inputs, out, attrs);
         return out;
     });
 }

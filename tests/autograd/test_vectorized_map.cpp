@@ -409,3 +409,19 @@ TEST_CASE("vectorized_map with random ops inside recompute_grad: the recompute d
     CHECK(y2.item<double>() == y.item<double>());
     CHECK(tf::reduce_all(tf::equal(got, expected)).item<bool>());
 }
+
+TEST_CASE("vectorized_map: a ForwardAccumulator inside fn gives every example its JVP",
+          "[vectorized_map]") {
+    // The accumulator's JVP ops run after their primal op: the trace must order them so.
+    const Tensor w = tf::random::normal({6, 3}, 0, 1, tf::float64, 10);
+    const Tensor v = tf::random::normal({6}, 0, 1, tf::float64, 11);
+    const Tensor x = tf::random::normal({4, 6}, 0, 1, tf::float64, 12);
+    const auto fn = [&](const Tensor& e) {
+        const tf::autodiff::ForwardAccumulator acc({e}, {v});
+        return acc.jvp(tf::tanh(tf::matmul(tf::expand_dims(e, 0), w)));
+    };
+    const Tensor got = tf::vectorized_map(fn, x);
+    const std::vector<Tensor> rows = tf::unstack(x);
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        CHECK(first_difference(fn(rows[i]), tf::unstack(got)[i], 1e-12).empty());
+}
