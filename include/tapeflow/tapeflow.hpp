@@ -37,6 +37,7 @@
 #include <tapeflow/keras/layers/normalization.hpp>
 #include <tapeflow/keras/losses.hpp>
 #include <tapeflow/keras/metrics.hpp>
+#include <tapeflow/keras/mixed_precision.hpp>
 #include <tapeflow/keras/model.hpp>
 #include <tapeflow/keras/module.hpp>
 #include <tapeflow/keras/optimizers.hpp>
@@ -59,6 +60,7 @@
 #include <tapeflow/train/hooks.hpp>
 #include <tapeflow/train/input.hpp>
 #include <tapeflow/train/learning_rate.hpp>
+#include <tapeflow/train/loss_scale_optimizer.hpp>
 #include <tapeflow/train/monitored_session.hpp>
 #include <tapeflow/train/moving_average.hpp>
 #include <tapeflow/train/optimizer.hpp>

@@ -4,6 +4,7 @@
 
 #include <tapeflow/autograd/gradient_tape.hpp>
 #include <tapeflow/core/error.hpp>
+#include <tapeflow/keras/mixed_precision.hpp>
 #include <tapeflow/keras/model.hpp>
 #include <tapeflow/ops/array.hpp>
 #include <tapeflow/ops/math.hpp>
@@ -29,6 +30,13 @@ void Model::compile(std::shared_ptr<train::Optimizer> optimizer,
         if (!m)
             throw errors::InvalidArgumentError(
                 fmt::format("Model \"{}\": compile got an empty metric pointer", name()));
+    // Keras 3: under mixed_float16 a Keras optimizer is wrapped in a LossScaleOptimizer.
+    namespace mp = mixed_precision;
+    auto keras_optimizer = std::dynamic_pointer_cast<optimizers::Optimizer>(optimizer);
+    if (mp::global_policy().name() == "mixed_float16" && keras_optimizer &&
+        !std::dynamic_pointer_cast<mp::LossScaleOptimizer>(keras_optimizer)) {
+        optimizer = std::make_shared<mp::LossScaleOptimizer>(std::move(keras_optimizer));
+    }
     optimizer_ = std::move(optimizer);
     loss_ = std::move(loss);
     metrics_ = std::move(metrics);
@@ -51,7 +59,11 @@ Tensor Model::train_step(const Tensor& x, const Tensor& y, const Tensor& sample_
         y_pred = (*this)(x, true);
         loss = (*loss_)(y, y_pred, sample_weight);
         const std::vector<Variable> vars = trainable_variables();
-        std::vector<Gradient> grads = tape.gradient(loss, vars);
+        // A LossScaleOptimizer differentiates the scaled loss (and unscales in apply_gradients).
+        const auto* scaler =
+            dynamic_cast<const mixed_precision::LossScaleOptimizer*>(optimizer_.get());
+        std::vector<Gradient> grads =
+            tape.gradient(scaler != nullptr ? scaler->scale_loss(loss) : loss, vars);
         pairs.reserve(vars.size());
         for (std::size_t i = 0; i < vars.size(); ++i)
             pairs.push_back({std::move(grads[i]), vars[i]});
