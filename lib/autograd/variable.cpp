@@ -16,6 +16,7 @@
 #include <tapeflow/ops/math.hpp>
 #include <tapeflow/random.hpp>
 
+#include "autograd/autocast.hpp"
 #include "autograd/tape.hpp"
 #include "autograd/variable_observers.hpp"
 #include "autograd/variable_update.hpp"
@@ -31,6 +32,7 @@ struct VariableState : std::enable_shared_from_this<VariableState> {
     std::string base;  // the name asked for, scope included: name is base or base_<suffix>
     int64_t suffix = 0;
     bool trainable = true;
+    bool autocast = false;  // a Keras layer's weight under a mixed policy (autograd/autocast.hpp)
     int64_t id = 0;
     Tensor value;  // replaced by updates (copy-on-write): read it under `mutex`
     // value's shape, dtype and device, which never change: read without the lock (the value's
@@ -369,6 +371,17 @@ int64_t Variable::id() const {
     return checked().id;
 }
 
+std::optional<DType>& detail::autocast_dtype() {
+    thread_local std::optional<DType> dtype;
+    return dtype;
+}
+
+void detail::set_autocast(const Variable& variable, bool autocast) {
+    if (!variable.state()) throw errors::InternalError("set_autocast of an empty Variable handle");
+    VariableState& s = *variable.state();
+    s.autocast = autocast && is_floating(s.dtype);
+}
+
 Tensor Variable::value() const {
     VariableState& s = checked();
     Tensor current;
@@ -376,11 +389,18 @@ Tensor Variable::value() const {
         const std::lock_guard lock(s.mutex);
         current = s.value;
     }
-    if (!any_tape_recording()) return current;
-    // Under a tape every read is a new tensor, recorded as depending on the variable.
-    Tensor read = Tensor::view(
-        current.impl()->storage, current.impl()->offset, current.shape(), current.dtype());
-    record_variable_read(*this, read);
+    Tensor read = current;
+    if (any_tape_recording()) {
+        // Under a tape every read is a new tensor, recorded as depending on the variable.
+        read = Tensor::view(
+            current.impl()->storage, current.impl()->offset, current.shape(), current.dtype());
+        record_variable_read(*this, read);
+    }
+    // NOTE in autograd/autocast.hpp: a layer's weight read inside its call under a mixed policy.
+    if (s.autocast) [[unlikely]] {
+        const std::optional<DType> to = detail::autocast_dtype();
+        if (to && *to != read.dtype()) return cast(read, *to);
+    }
     return read;
 }
 

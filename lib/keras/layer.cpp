@@ -5,6 +5,9 @@
 #include <tapeflow/core/device.hpp>
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/keras/layer.hpp>
+#include <tapeflow/ops/creation.hpp>
+
+#include "autograd/autocast.hpp"
 
 namespace tapeflow::keras::layers {
 
@@ -23,6 +26,27 @@ std::string shape_text(const Shape& shape) {
 }
 
 Layer::Layer(std::string name) : Module(std::move(name)) {}
+
+void Layer::set_dtype_policy(mixed_precision::Policy policy) {
+    policy_ = std::move(policy);
+    policy_set_ = true;
+}
+
+Tensor Layer::cast_input(const Tensor& x) const {
+    if (!policy_set_ || !x.defined() || !is_floating(x.dtype()) || x.dtype() == compute_dtype())
+        return x;
+    return cast(x, compute_dtype());
+}
+
+Tensor Layer::call_with_policy(const std::function<Tensor()>& fn) const {
+    const tapeflow::detail::AutocastScope autocast(
+        policy_set_ ? std::optional<DType>(compute_dtype()) : std::nullopt);
+    return fn();
+}
+
+bool Layer::autocasts_new_weights() const {
+    return policy_set_ && policy_.variable_dtype() != compute_dtype() && autocast_weights();
+}
 
 Layer::Layer(std::string name, std::string_view class_name)
     : Module(std::move(name), class_name), class_name_(class_name) {}
@@ -78,13 +102,16 @@ Tensor Layer::operator()(const Tensor& x, bool training) {
     // Weights and any tensor a layer makes from nothing go where the input is.
     std::optional<DeviceScope> on_device;
     if (x.device() != default_device()) on_device.emplace(x.device());
+    // Keras: floating inputs in the compute dtype, weights in the variable dtype (autocast in the
+    // call when the two differ).
+    const Tensor in = cast_input(x);
     if (!built_) {
-        choose_variable_dtype(x);
-        build(x.shape());
+        choose_variable_dtype(in);
+        build(in.shape());
         built_ = true;
     }
-    check_input(x, input_spec_);
-    Tensor y = call(x, training);
+    check_input(in, input_spec_);
+    Tensor y = call_with_policy([&] { return call(in, training); });
     if (!output_shape_ || !(*output_shape_ == y.shape())) output_shape_ = y.shape();
     return y;
 }

@@ -68,7 +68,10 @@ Loss::~Loss() = default;
 Tensor Loss::operator()(const Tensor& y_true,
                         const Tensor& y_pred,
                         const Tensor& sample_weight) const {
-    Tensor losses = call(y_true, y_pred);
+    // Keras 3: a loss computes in float32 (floatx), so float16 / bfloat16 predictions are cast.
+    const bool low =
+        y_pred.defined() && (y_pred.dtype() == DType::float16 || y_pred.dtype() == DType::bfloat16);
+    Tensor losses = call(y_true, low ? cast(y_pred, DType::float32) : y_pred);
     if (sample_weight.defined()) {
         auto [l, w] = detail::squeeze_to_same_rank(losses, as_dtype(sample_weight, losses.dtype()));
         while (w.rank() < l.rank())

@@ -7,6 +7,7 @@
 #include <tapeflow/keras/mixed_precision.hpp>
 #include <tapeflow/keras/model.hpp>
 #include <tapeflow/ops/array.hpp>
+#include <tapeflow/ops/creation.hpp>
 #include <tapeflow/ops/math.hpp>
 
 #include "keras/batches.hpp"
@@ -51,6 +52,14 @@ void detail::require_compiled(const Model& model, std::string_view what) {
             model.name()));
 }
 
+namespace {
+// Metrics compute in float32 (Keras 3's floatx), as losses do.
+Tensor for_metrics(const Tensor& y_pred) {
+    const bool low = y_pred.dtype() == DType::float16 || y_pred.dtype() == DType::bfloat16;
+    return low ? cast(y_pred, DType::float32) : y_pred;
+}
+}  // namespace
+
 Tensor Model::train_step(const Tensor& x, const Tensor& y, const Tensor& sample_weight) {
     Tensor y_pred, loss;
     std::vector<train::GradAndVar> pairs;
@@ -70,7 +79,7 @@ Tensor Model::train_step(const Tensor& x, const Tensor& y, const Tensor& sample_
     }
     optimizer_->apply_gradients(pairs);
     for (const auto& m : metrics_)
-        m->update_state(y, y_pred, sample_weight);
+        m->update_state(y, for_metrics(y_pred), sample_weight);
     return loss;
 }
 
@@ -85,7 +94,7 @@ std::map<std::string, double> Model::run_evaluation(
         const Tensor y_pred = (*this)(batch[0], false);
         tracker.add((*loss_)(batch[1], y_pred, w), batch[0]);
         for (const auto& m : metrics_)
-            m->update_state(batch[1], y_pred, w);
+            m->update_state(batch[1], for_metrics(y_pred), w);
     }
     return detail::logs_of(tracker, metrics_);
 }

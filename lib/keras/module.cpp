@@ -13,6 +13,8 @@
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/keras/module.hpp>
 
+#include "autograd/autocast.hpp"
+
 namespace tapeflow {
 namespace keras::detail {
 
@@ -99,6 +101,7 @@ Variable Module::add_weight(std::string_view name,
         const Scope scope(*this);
         v = make();
     }
+    if (autocasts_new_weights()) tapeflow::detail::set_autocast(v, true);
     variables_.push_back(v);
     variable_names_.emplace_back(name);  // the Keras attribute name ("kernel"), unlike v.name()
     return v;

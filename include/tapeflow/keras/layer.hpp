@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,6 +13,7 @@
 
 #include <tapeflow/core/export.hpp>
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/keras/dtype_policy.hpp>
 #include <tapeflow/keras/module.hpp>
 
 TAPEFLOW_API_BEGIN
@@ -53,9 +55,22 @@ public:
     int64_t count_params() const;
     /// The spec set at build (empty before).
     const InputSpec& input_spec() const { return input_spec_; }
-    /// The dtype of the weights: float32, or float64 when the first input was float64 (so layers
-    /// can be checked in double precision).
+    /// The dtype of the weights. Under a policy (see dtype_policy()): its variable dtype.
+    /// Otherwise float32, or float64 when the first input was float64 (so layers can be checked in
+    /// double precision).
     DType variable_dtype() const { return variable_dtype_; }
+
+    /// Keras' layer.dtype_policy: the global policy when the layer was made, or the one set here.
+    /// A layer made under the default "float32" global policy and given none follows its inputs'
+    /// dtype (as above) and casts nothing. Any other (or one set explicitly): floating inputs are
+    /// cast to its compute dtype, weights are created in its variable dtype, and, when the two
+    /// differ (mixed_float16, mixed_bfloat16), the layer's weights read as the compute dtype inside
+    /// its call (Keras' AutoCastVariable: gradients reach them in their own dtype).
+    const mixed_precision::Policy& dtype_policy() const { return policy_; }
+    /// Sets the policy (before the first call, for the weights' dtype to follow it).
+    void set_dtype_policy(mixed_precision::Policy policy);
+    /// The policy's compute dtype (Keras' layer.compute_dtype).
+    DType compute_dtype() const { return policy_.compute_dtype(); }
 
 protected:
     /// For library layers: `class_name` ("Conv2D") gives the default name ("conv2d").
@@ -63,11 +78,31 @@ protected:
     void set_input_spec(InputSpec spec) { input_spec_ = std::move(spec); }
     /// Marks the layer built (for layers that build from several inputs, e.g. attention).
     void set_built() { built_ = true; }
-    /// Sets variable_dtype() from the first input (before building).
+    /// Sets variable_dtype() from the policy, or else from the first input (before building).
     void choose_variable_dtype(const Tensor& x) {
-        variable_dtype_ = x.dtype() == DType::float64 ? DType::float64 : DType::float32;
+        if (policy_set_) {
+            variable_dtype_ = policy_.variable_dtype();
+        } else {
+            variable_dtype_ = x.dtype() == DType::float64 ? DType::float64 : DType::float32;
+        }
     }
+    /// x cast to the compute dtype when a policy applies and x is floating (Keras' input autocast).
+    Tensor cast_input(const Tensor& x) const;
+    /// Runs fn (a layer's call) with its weights reading as the compute dtype (see dtype_policy()).
+    Tensor call_with_policy(const std::function<Tensor()>& fn) const;
+    /// The layer options' `dtype`: a policy name to set, or "" for the global policy.
+    void use_dtype_option(const std::string& dtype) {
+        if (!dtype.empty()) set_dtype_policy(mixed_precision::Policy(dtype));
+    }
+    /// Whether a policy applies (see dtype_policy()).
+    bool dtype_policy_applies() const { return policy_set_; }
+    /// Weights created now autocast (Module::add_weight asks).
+    bool autocasts_new_weights() const override;
     void set_output_shape(const Shape& shape) { output_shape_ = shape; }
+    /// Whether the layer's weights autocast under a mixed policy (Keras' add_weight(autocast=)).
+    /// The normalization layers and Embedding say no: they compute in float32 / look up rows.
+    virtual bool autocast_weights() const { return true; }
+
     /// Checks `x` against `spec` (the message names this layer and input `index`).
     void check_input(const Tensor& x, const InputSpec& spec, int index = 0) const;
 
@@ -77,6 +112,8 @@ private:
     std::optional<Shape> output_shape_;
     DType variable_dtype_ = DType::float32;
     bool built_ = false;
+    mixed_precision::Policy policy_ = mixed_precision::global_policy();
+    bool policy_set_ = policy_.name() != "float32";
 };
 
 namespace detail {

@@ -1,5 +1,5 @@
-// Keras mixed precision (tf::keras::mixed_precision): dtype policies and Keras 3's
-// LossScaleOptimizer. docs/mixed-precision.md.
+// Keras mixed precision (tf::keras::mixed_precision): dtype policies (dtype_policy.hpp) and Keras
+// 3's LossScaleOptimizer. docs/mixed-precision.md.
 #pragma once
 
 #include <cstdint>
@@ -11,35 +11,12 @@
 
 #include <tapeflow/core/dtype.hpp>
 #include <tapeflow/core/export.hpp>
+#include <tapeflow/keras/dtype_policy.hpp>
 #include <tapeflow/keras/optimizers.hpp>
 
 TAPEFLOW_API_BEGIN
 
 namespace tapeflow::keras::mixed_precision {
-
-/// Keras' DTypePolicy: "mixed_float16" (compute float16, variables float32), "mixed_bfloat16"
-/// (bfloat16, float32), or a dtype name ("float32", "float64", "float16", "bfloat16", ...) for
-/// both. Another name raises InvalidArgumentError with Keras' message ("Cannot convert 'x' to a
-/// mixed precision DTypePolicy. ...").
-class Policy {
-public:
-    explicit Policy(std::string name);
-    const std::string& name() const { return name_; }
-    DType compute_dtype() const { return compute_; }
-    DType variable_dtype() const { return variable_; }
-    bool operator==(const Policy& other) const { return name_ == other.name_; }
-
-private:
-    std::string name_;
-    DType compute_;
-    DType variable_;
-};
-
-/// The policy layers and Model.compile take when none is given (Keras' set_dtype_policy); starts
-/// as "float32". Process-wide, as in Keras.
-void set_global_policy(const Policy& policy);
-void set_global_policy(const std::string& name);
-Policy global_policy();
 
 /// Keras 3's dynamic loss scaling around a Keras optimizer. A training step multiplies its loss by
 /// scale_loss() before differentiating; apply_gradients divides the gradients by the scale, then:

@@ -96,6 +96,8 @@ protected:
     }
     /// Tracks a variable created elsewhere.
     void track(const Variable& variable);
+    /// Whether add_weight marks new weights as autocast (a Keras layer under a mixed policy).
+    virtual bool autocasts_new_weights() const { return false; }
 
 private:
     void track_module(std::shared_ptr<Module> submodule, std::string name = "");

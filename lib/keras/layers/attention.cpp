@@ -50,6 +50,7 @@ MultiHeadAttention::MultiHeadAttention(int64_t num_heads,
       key_dim_(key_dim),
       value_dim_(options.value_dim.value_or(key_dim)),
       options_(std::move(options)) {
+    use_dtype_option(options_.dtype);
     if (num_heads <= 0 || key_dim <= 0 || value_dim_ <= 0)
         throw errors::InvalidArgumentError(fmt::format(
             "MultiHeadAttention: num_heads, key_dim and value_dim must be positive, got {}, {}, {}",
@@ -108,7 +109,22 @@ Tensor MultiHeadAttention::operator()(const Tensor& query,
     if (!query.defined() || !value.defined())
         throw errors::InvalidArgumentError(fmt::format(
             "layer \"{}\" (MultiHeadAttention) needs a query and a value tensor", name()));
-    const Tensor& k = key.defined() ? key : value;
+    return call_with_policy([&] {
+        return attend_inputs(cast_input(query),
+                             cast_input(value),
+                             cast_input(key.defined() ? key : value),
+                             attention_mask,
+                             use_causal_mask,
+                             training);
+    });
+}
+
+Tensor MultiHeadAttention::attend_inputs(const Tensor& query,
+                                         const Tensor& value,
+                                         const Tensor& k,
+                                         const Tensor& attention_mask,
+                                         bool use_causal_mask,
+                                         bool training) {
     const auto scope = name_scope();
     std::optional<DeviceScope> on_device;
     if (query.device() != default_device()) on_device.emplace(query.device());

@@ -62,6 +62,7 @@ void require_rank(const Shape& shape,
 
 Conv2D::Conv2D(int64_t filters, Ints kernel_size, Conv2DOptions options)
     : Layer(options.name, "Conv2D"), filters_(filters), options_(std::move(options)) {
+    use_dtype_option(options_.dtype);
     if (filters <= 0)
         throw errors::InvalidArgumentError(
             fmt::format("Conv2D: filters must be positive, got {}", filters));
@@ -96,6 +97,7 @@ Conv1D::Conv1D(int64_t filters, int64_t kernel_size, Conv2DOptions options)
       filters_(filters),
       kernel_size_(kernel_size),
       options_(std::move(options)) {
+    use_dtype_option(options_.dtype);
     if (filters <= 0 || kernel_size <= 0)
         throw errors::InvalidArgumentError(
             fmt::format("Conv1D: filters and kernel_size must be positive, got {} and {}",

@@ -25,6 +25,7 @@ void require_positive(int64_t value, const char* what, const char* layer) {
 
 Dense::Dense(int64_t units, DenseOptions options)
     : Layer(options.name, "Dense"), units_(units), options_(std::move(options)) {
+    use_dtype_option(options_.dtype);
     require_positive(units, "units", "Dense");
     activation_ = activations::get(options_.activation, name());
 }
@@ -101,6 +102,7 @@ Embedding::Embedding(int64_t input_dim, int64_t output_dim, EmbeddingOptions opt
       input_dim_(input_dim),
       output_dim_(output_dim),
       options_(std::move(options)) {
+    use_dtype_option(options_.dtype);
     require_positive(input_dim, "input_dim", "Embedding");
     require_positive(output_dim, "output_dim", "Embedding");
 }
@@ -112,7 +114,10 @@ void Embedding::build(const Shape&) {
 
 Tensor Embedding::call(const Tensor& ids, bool) {
     const bool integer = ids.dtype() == DType::int32 || ids.dtype() == DType::int64;
-    return nn::embedding_lookup(embeddings_, integer ? ids : cast(ids, DType::int32));
+    const Tensor rows = nn::embedding_lookup(embeddings_, integer ? ids : cast(ids, DType::int32));
+    // Keras 3: the table does not autocast; the rows looked up are cast to the compute dtype.
+    return rows.dtype() == compute_dtype() || !dtype_policy_applies() ? rows
+                                                                      : cast(rows, compute_dtype());
 }
 
 }  // namespace tapeflow::keras::layers

@@ -8,6 +8,7 @@
 #include <tapeflow/keras/layers/normalization.hpp>
 #include <tapeflow/ops/array.hpp>
 #include <tapeflow/ops/attention.hpp>
+#include <tapeflow/ops/creation.hpp>
 #include <tapeflow/ops/math.hpp>
 #include <tapeflow/ops/nn.hpp>
 
@@ -47,6 +48,7 @@ Tensor broadcastable(const Tensor& p, const std::vector<int64_t>& axes, int64_t 
 
 BatchNormalization::BatchNormalization(BatchNormalizationOptions options)
     : Layer(options.name, "BatchNormalization"), options_(std::move(options)) {
+    use_dtype_option(options_.dtype);
     if (!(options_.epsilon > 0) || !(options_.momentum >= 0 && options_.momentum <= 1))
         throw errors::InvalidArgumentError(fmt::format(
             "BatchNormalization: needs epsilon > 0 and momentum in [0, 1], got {} and {}",
@@ -68,7 +70,20 @@ void BatchNormalization::build(const Shape& s) {
     set_input_spec({.ndim = s.rank(), .axes = {{axis_, c}}});
 }
 
-Tensor BatchNormalization::call(const Tensor& x, bool training) {
+// Keras 3: float16 and bfloat16 inputs are normalized in float32 (their statistics would
+// overflow), with float32 weights that do not autocast, and the result cast back.
+namespace {
+bool low_precision(const Tensor& x, DType weights) {
+    return (x.dtype() == DType::float16 || x.dtype() == DType::bfloat16) &&
+           weights == DType::float32;
+}
+}  // namespace
+
+Tensor BatchNormalization::call(const Tensor& input, bool training) {
+    if (low_precision(input, variable_dtype())) {
+        return cast(call(cast(input, DType::float32), training), input.dtype());
+    }
+    const Tensor& x = input;
     const std::vector<int64_t> axes{axis_};
     const int64_t rank = x.rank();
     Tensor mean, variance;
@@ -106,6 +121,7 @@ Tensor layer_norm(const Tensor& x,
 
 LayerNormalization::LayerNormalization(LayerNormalizationOptions options)
     : Layer(options.name, "LayerNormalization"), options_(std::move(options)) {
+    use_dtype_option(options_.dtype);
     if (!(options_.epsilon > 0))
         throw errors::InvalidArgumentError(
             fmt::format("LayerNormalization: epsilon must be > 0, got {}", options_.epsilon));
@@ -135,7 +151,10 @@ void LayerNormalization::build(const Shape& s) {
     set_input_spec(std::move(spec));
 }
 
-Tensor LayerNormalization::call(const Tensor& x, bool) {
+Tensor LayerNormalization::call(const Tensor& x, bool training) {
+    if (low_precision(x, variable_dtype())) {
+        return cast(call(cast(x, DType::float32), training), x.dtype());
+    }
     return detail::layer_norm(x,
                               gamma_.defined() ? gamma_.value() : Tensor(),
                               beta_.defined() ? beta_.value() : Tensor(),

@@ -24,6 +24,8 @@ struct MultiHeadAttentionOptions {
     Initializer bias_initializer = initializers::zeros();
     std::optional<uint64_t> seed = {};  // the dropout's
     std::string name = "";
+    /// Keras' dtype=: a policy name ("mixed_float16", "float32", ...); "" = the global policy.
+    std::string dtype = "";
 };
 
 class MultiHeadAttention : public Layer {
@@ -46,6 +48,13 @@ public:
 
 private:
     void build_from(const Shape& query, const Shape& value, const Shape& key);
+    // operator()'s body once its inputs are in the compute dtype.
+    Tensor attend_inputs(const Tensor& query,
+                         const Tensor& value,
+                         const Tensor& key,
+                         const Tensor& attention_mask,
+                         bool use_causal_mask,
+                         bool training);
     Tensor attend(const Tensor& query,
                   const Tensor& value,
                   const Tensor& key,

@@ -27,6 +27,8 @@ struct Conv2DOptions {
     Initializer kernel_initializer = initializers::glorot_uniform();
     Initializer bias_initializer = initializers::zeros();
     std::string name = "";
+    /// Keras' dtype=: a policy name ("mixed_float16", "float32", ...); "" = the global policy.
+    std::string dtype = "";
 };
 
 /// activation(conv2d(x, kernel) + bias). kernel_size, strides and dilation_rate: one value or

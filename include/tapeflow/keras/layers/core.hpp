@@ -21,6 +21,8 @@ struct DenseOptions {
     Initializer kernel_initializer = initializers::glorot_uniform();
     Initializer bias_initializer = initializers::zeros();
     std::string name = "";
+    /// Keras' dtype=: a policy name ("mixed_float16", "float32", ...); "" = the global policy.
+    std::string dtype = "";
 };
 
 /// activation(x @ kernel + bias) on the last axis; kernel [in, units], bias [units]. Inputs of
@@ -76,6 +78,8 @@ public:
 struct EmbeddingOptions {
     Initializer embeddings_initializer = initializers::random_uniform();  // Keras' "uniform"
     std::string name = "";
+    /// Keras' dtype=: a policy name ("mixed_float16", "float32", ...); "" = the global policy.
+    std::string dtype = "";
 };
 
 /// embeddings[ids]: integer ids of any shape (floats are cast, as Keras) -> ids.shape +
@@ -87,6 +91,9 @@ public:
     void build(const Shape& input_shape) override;
     Tensor call(const Tensor& ids, bool training) override;
     Variable embeddings() const { return embeddings_; }
+
+protected:
+    bool autocast_weights() const override { return false; }  // Keras: autocast=False
 
 private:
     int64_t input_dim_, output_dim_;

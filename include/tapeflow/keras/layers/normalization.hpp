@@ -21,6 +21,8 @@ struct BatchNormalizationOptions {
     bool center = true;
     bool scale = true;
     std::string name = "";
+    /// Keras' dtype=: a policy name ("mixed_float16", "float32", ...); "" = the global policy.
+    std::string dtype = "";
 };
 
 /// Training: normalizes with the batch mean and (biased) variance over every axis but `axis`, and
@@ -37,6 +39,9 @@ public:
     Variable moving_mean() const { return moving_mean_; }
     Variable moving_variance() const { return moving_variance_; }
 
+protected:
+    bool autocast_weights() const override { return false; }  // Keras: autocast=False
+
 private:
     BatchNormalizationOptions options_;
     int64_t axis_ = 0;                  // resolved at build
@@ -51,6 +56,8 @@ struct LayerNormalizationOptions {
     bool center = true;
     bool scale = true;
     std::string name = "";
+    /// Keras' dtype=: a policy name ("mixed_float16", "float32", ...); "" = the global policy.
+    std::string dtype = "";
 };
 
 /// (x - mean) / sqrt(variance + epsilon) * gamma + beta, statistics over `axis` per example;
@@ -62,6 +69,9 @@ public:
     Tensor call(const Tensor& x, bool training) override;
     Variable gamma() const { return gamma_; }
     Variable beta() const { return beta_; }
+
+protected:
+    bool autocast_weights() const override { return false; }  // Keras: autocast=False
 
 private:
     LayerNormalizationOptions options_;
