@@ -1,6 +1,7 @@
 // Variables: the live-variable registry (unique names, creation order), reads recorded on tapes,
 // copy-on-write assignment, name scopes and TF1 get_variable / variable_scope.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <mutex>
@@ -182,20 +183,33 @@ void check_delta(const VariableState& s, std::string_view what, const Tensor& de
     if (!fits) bad_update(s, what, delta);
 }
 
-// Writes `value` into the variable: in place when no read still shares the buffer, else into a
-// fresh buffer (copy-on-write), so tensors read earlier keep their values.
-void store(VariableState& s, const Tensor& value) {
+// Whether the variable is the only holder of `t`'s buffer, so a kernel may write it in place. The
+// last other holder's reads happened before it dropped its handle (shared_ptr's release
+// decrement); the acquire fence orders our writes after them.
+bool exclusive(const Tensor& t) {
+    const bool alone = t.impl_ptr().use_count() == 1 && t.impl()->storage.use_count() == 1;
+    if (alone) std::atomic_thread_fence(std::memory_order_acquire);
+    return alone;
+}
+
+// Makes `value` the variable's value; tensors read earlier keep theirs. `fresh`: a result nothing
+// else holds (assign_add's sum) simply becomes the value (no copy, and no write into a buffer a
+// reader on another thread may just have finished with). Otherwise (assign) the value is copied
+// into the variable's buffer in place when nothing else holds it, else into a new one
+// (copy-on-write), so the variable never shares a caller's buffer.
+void store(VariableState& s, const Tensor& value, bool fresh) {
     detail::trace_state_change(fmt::format("an assignment to variable '{}'", s.name));
-    const Tensor source = value.device() == s.value.device() ? value : value.to(s.value.device());
-    const bool shared =
-        s.value.impl_ptr().use_count() > 1 || s.value.impl()->storage.use_count() > 1;
-    if (shared) {
+    const bool moved = value.device() != s.value.device();
+    const Tensor source = moved ? value.to(s.value.device()) : value;
+    if (fresh || moved) {
+        s.value = source;
+    } else if (!exclusive(s.value)) {
         s.value = identity(source);
-        return;
+    } else {
+        const Device device = s.value.device();
+        find_backend(device.type())
+            ->copy(s.value.mutable_raw_data(), device, source.raw_data(), device, source.nbytes());
     }
-    const Device device = s.value.device();
-    find_backend(device.type())
-        ->copy(s.value.mutable_raw_data(), device, source.raw_data(), device, source.nbytes());
 }
 
 double glorot_limit(const Shape& shape) {
@@ -410,7 +424,7 @@ Variable& Variable::assign(const Tensor& value) {
         bad_update(s, "assign", value.defined() ? value : s.value);
     }
     const std::lock_guard lock(s.mutex);
-    store(s, value);
+    store(s, value, /*fresh=*/false);
     return *this;
 }
 
@@ -419,7 +433,7 @@ Variable& Variable::assign_add(const Tensor& delta) {
     check_delta(s, "assign_add to", delta);
     const std::lock_guard lock(s.mutex);
     Tensor sum = add(s.value, delta);
-    store(s, sum);
+    store(s, sum, /*fresh=*/true);
     return *this;
 }
 
@@ -428,7 +442,7 @@ Variable& Variable::assign_sub(const Tensor& delta) {
     check_delta(s, "assign_sub from", delta);
     const std::lock_guard lock(s.mutex);
     Tensor diff = subtract(s.value, delta);
-    store(s, diff);
+    store(s, diff, /*fresh=*/true);
     return *this;
 }
 
@@ -476,8 +490,7 @@ void scatter(VariableState& s,
     }
     // Write into the buffer in place when nothing else shares it, else into a private host copy
     // (copy-on-write), which then becomes the variable's value.
-    const bool shared = var.impl_ptr().use_count() > 1 || var.impl()->storage.use_count() > 1;
-    Tensor host = var.device().is_cpu() && !shared ? var : identity(var.cpu());
+    Tensor host = var.device().is_cpu() && exclusive(var) ? var : identity(var.cpu());
     const Tensor values = slices.values.cpu();
     const int64_t row = var.num_elements() / rows;
     visit_dtype(var.dtype(), [&](auto tag) {
@@ -529,9 +542,7 @@ VariableUpdate::VariableUpdate(const Variable& variable) {
     if (!variable.defined()) throw errors::FailedPreconditionError("the Variable handle is empty");
     VariableState& s = *variable.state();
     lock_ = std::unique_lock(s.mutex);
-    const bool shared =
-        s.value.impl_ptr().use_count() > 1 || s.value.impl()->storage.use_count() > 1;
-    if (shared) s.value = identity(s.value);
+    if (!exclusive(s.value)) s.value = identity(s.value);
     buffer_ = s.value;
 }
 

@@ -119,6 +119,16 @@ std::vector<Tensor> apply_multi_untraced(Op op,
 
 }  // namespace
 
+void fail_input_dtype(Op op, std::size_t index, DType expected, DType got) {
+    op_fail(op,
+            "cannot compute {} as input #{}(zero-based) was expected to be a {} tensor but is a {} "
+            "tensor",
+            op_type(op),
+            index,
+            tf_type_name(expected),
+            tf_type_name(got));
+}
+
 OpTrace*& detail::active_op_trace() {
     thread_local OpTrace* trace = nullptr;
     return trace;

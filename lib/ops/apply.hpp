@@ -45,6 +45,10 @@ std::vector<Tensor> apply_multi(Op op,
                                 std::span<const OutputSpec> outputs,
                                 const Attrs& attrs = {});
 
+/// TensorFlow's eager type check, with its dtype names: "cannot compute AddV2 as input
+/// #1(zero-based) was expected to be a half tensor but is a float tensor [Op:AddV2]".
+[[noreturn]] void fail_input_dtype(Op op, std::size_t index, DType expected, DType got);
+
 /// Throws E with the formatted message and the op's TensorFlow type as op name:
 ///     op_fail(Op::cast, "Cast {} to {} is not supported", a, b)  ->  "... [Op:Cast]"
 template <class E = errors::InvalidArgumentError, class... Args>

@@ -29,15 +29,8 @@ void check_list(Op op, const std::vector<Tensor>& values) {
     for (std::size_t i = 0; i < values.size(); ++i) {
         if (!values[i].defined())
             op_fail(op, "input {} of '{}' is an undefined tensor", i, op_name(op));
-        if (values[i].dtype() != values[0].dtype()) {
-            op_fail(op,
-                    "cannot compute {} as input #{}(zero-based) was expected to be a {} tensor but "
-                    "is a {} tensor",
-                    op_type(op),
-                    i,
-                    tf_type_name(values[0].dtype()),
-                    tf_type_name(values[i].dtype()));
-        }
+        if (values[i].dtype() != values[0].dtype())
+            fail_input_dtype(op, i, values[0].dtype(), values[i].dtype());
     }
 }
 

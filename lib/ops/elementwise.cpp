@@ -23,23 +23,12 @@ namespace {
     op_fail(op, "input {} of '{}' is an undefined tensor", index, op_name(op));
 }
 
-// TensorFlow's wording for an input of the wrong dtype.
-[[noreturn]] void wrong_dtype(Op op, std::size_t index, DType expected, DType got) {
-    op_fail(op,
-            "cannot compute {} as input #{}(zero-based) was expected to be a {} tensor but is a {} "
-            "tensor",
-            op_type(op),
-            index,
-            dtype_name(expected),
-            dtype_name(got));
-}
-
 // The hot path of every binary op: two checks, one broadcast, one apply(). Equal shapes skip the
 // broadcast computation.
 Tensor binary(Op op, const Tensor& x, const Tensor& y, DType out_dtype) {
     if (!x.defined()) undefined_input(op, 0);
     if (!y.defined()) undefined_input(op, 1);
-    if (y.dtype() != x.dtype()) wrong_dtype(op, 1, x.dtype(), y.dtype());
+    if (y.dtype() != x.dtype()) fail_input_dtype(op, 1, x.dtype(), y.dtype());
     const Shape& xs = x.shape();
     Shape shape = xs == y.shape() ? xs : broadcast_shapes(xs, y.shape(), op_type(op));
     return apply(op, {x, y}, {std::move(shape), out_dtype});  // the shape moves into the output
@@ -57,8 +46,8 @@ Tensor comparison(Op op, const Tensor& x, const Tensor& y) {
 Tensor logical(Op op, const Tensor& x, const Tensor& y) {
     if (!x.defined()) undefined_input(op, 0);
     if (!y.defined()) undefined_input(op, 1);
-    if (x.dtype() != DType::bool_) wrong_dtype(op, 0, DType::bool_, x.dtype());
-    if (y.dtype() != DType::bool_) wrong_dtype(op, 1, DType::bool_, y.dtype());
+    if (x.dtype() != DType::bool_) fail_input_dtype(op, 0, DType::bool_, x.dtype());
+    if (y.dtype() != DType::bool_) fail_input_dtype(op, 1, DType::bool_, y.dtype());
     return binary(op, x, y, DType::bool_);
 }
 
@@ -212,7 +201,7 @@ Tensor add_n(const std::vector<Tensor>& inputs) {
     const Tensor& first = inputs[0];
     for (std::size_t i = 1; i < inputs.size(); ++i) {
         if (inputs[i].dtype() != first.dtype())
-            wrong_dtype(Op::add_n, i, first.dtype(), inputs[i].dtype());
+            fail_input_dtype(Op::add_n, i, first.dtype(), inputs[i].dtype());
         if (inputs[i].shape() != first.shape()) {
             op_fail(Op::add_n,
                     "Inputs to operation AddN of type AddN must have the same size and shape.  "
@@ -317,7 +306,7 @@ Tensor logical_or(const Tensor& x, const Tensor& y) {
 
 Tensor logical_not(const Tensor& x) {
     if (!x.defined()) undefined_input(Op::logical_not, 0);
-    if (x.dtype() != DType::bool_) wrong_dtype(Op::logical_not, 0, DType::bool_, x.dtype());
+    if (x.dtype() != DType::bool_) fail_input_dtype(Op::logical_not, 0, DType::bool_, x.dtype());
     return unary(Op::logical_not, x);
 }
 
@@ -326,8 +315,8 @@ Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y) {
     if (!cond.defined()) undefined_input(op, 0);
     if (!x.defined()) undefined_input(op, 1);
     if (!y.defined()) undefined_input(op, 2);
-    if (cond.dtype() != DType::bool_) wrong_dtype(op, 0, DType::bool_, cond.dtype());
-    if (y.dtype() != x.dtype()) wrong_dtype(op, 2, x.dtype(), y.dtype());
+    if (cond.dtype() != DType::bool_) fail_input_dtype(op, 0, DType::bool_, cond.dtype());
+    if (y.dtype() != x.dtype()) fail_input_dtype(op, 2, x.dtype(), y.dtype());
     // TensorFlow's SelectV2 messages.
     if (!broadcastable(x.shape(), y.shape())) {
         op_fail(op,

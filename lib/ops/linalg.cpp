@@ -28,14 +28,7 @@ Tensor matmul_impl(const Tensor& a, const Tensor& b, bool transpose_a, bool tran
     if (!a.defined() || !b.defined()) {
         op_fail(op, "input {} of 'matmul' is an undefined tensor", a.defined() ? 1 : 0);
     }
-    if (a.dtype() != b.dtype()) {
-        op_fail(op,
-                "cannot compute {} as input #1(zero-based) was expected to be a {} tensor but is a "
-                "{} tensor",
-                op_type(op),
-                tf_type_name(a.dtype()),
-                tf_type_name(b.dtype()));
-    }
+    if (a.dtype() != b.dtype()) fail_input_dtype(op, 1, a.dtype(), b.dtype());
     for (int i = 0; i < 2; ++i) {
         const Tensor& t = i == 0 ? a : b;
         if (t.rank() >= 2) continue;

@@ -298,3 +298,24 @@ TEST_CASE("clip_by_value, pad, one_hot and fill refuse numbers their dtype canno
           "Cannot convert 9.3e+18 to EagerTensor of dtype int64 [Op:Fill]");
     CHECK(tf::fill({2}, 2.5, tf::float16).dtype() == tf::float16);
 }
+
+TEST_CASE("mixing float16, bfloat16 and float32 operands raises TensorFlow's message",
+          "[dtype_rules][mixed_precision]") {
+    // TensorFlow names the dtypes as DataTypeString does: half, float, double, bfloat16.
+    const tf::Tensor h = tf::ones({2}, tf::float16);
+    const tf::Tensor f = tf::ones({2}, tf::float32);
+    CHECK(message_of([&] { (void)tf::add(h, f); }) ==
+          "cannot compute AddV2 as input #1(zero-based) was expected to be a half tensor but is a "
+          "float tensor [Op:AddV2]");
+    CHECK(message_of([&] { (void)tf::multiply(f, tf::ones({2}, tf::float64)); }) ==
+          "cannot compute Mul as input #1(zero-based) was expected to be a float tensor but is a "
+          "double tensor [Op:Mul]");
+    CHECK(message_of([&] {
+              (void)tf::matmul(tf::ones({2, 2}, tf::bfloat16), tf::ones({2, 2}));
+          }) ==
+          "cannot compute MatMul as input #1(zero-based) was expected to be a bfloat16 tensor but "
+          "is a float tensor [Op:MatMul]");
+    CHECK(message_of([&] { (void)tf::where(f, f, f); }) ==
+          "cannot compute SelectV2 as input #0(zero-based) was expected to be a bool tensor but is "
+          "a float tensor [Op:SelectV2]");
+}

@@ -830,11 +830,11 @@ TEST_CASE("mismatched dtypes name both dtypes and the op", "[elementwise][errors
     CHECK_THROWS_AS(tf::add(f, i), tf::errors::InvalidArgumentError);
     const std::string what = what_of([&] { (void)tf::add(f, i); });
     CHECK_THAT(what,
-               Catch::Contains("float32") && Catch::Contains("int32") && Catch::Contains("AddV2") &&
-                   Catch::EndsWith("[Op:AddV2]"));
-    CHECK_THROWS_WITH(
-        tf::pow(i, f),
-        Catch::Contains("int32") && Catch::Contains("float32") && Catch::Contains("[Op:Pow]"));
+               Catch::Contains("a float tensor") && Catch::Contains("int32") &&
+                   Catch::Contains("AddV2") && Catch::EndsWith("[Op:AddV2]"));
+    CHECK_THROWS_WITH(tf::pow(i, f),
+                      Catch::Contains("int32") && Catch::Contains("a float tensor") &&
+                          Catch::Contains("[Op:Pow]"));
     CHECK_THROWS_WITH(tf::equal(f, i), Catch::Contains("[Op:Equal]"));
     CHECK_THROWS_WITH(tf::add_n({f, i}), Catch::Contains("int32") && Catch::Contains("[Op:AddN]"));
     CHECK_THROWS_WITH(tf::where(tf::constant(true), f, i), Catch::Contains("[Op:SelectV2]"));
@@ -848,7 +848,7 @@ TEST_CASE("logical ops and where need bool", "[elementwise][errors]") {
     CHECK_THROWS_AS(tf::logical_or(b, f), tf::errors::InvalidArgumentError);
     CHECK_THROWS_AS(tf::logical_not(f), tf::errors::InvalidArgumentError);
     CHECK_THROWS_WITH(tf::logical_and(f, b),
-                      Catch::Contains("bool") && Catch::Contains("float32") &&
+                      Catch::Contains("bool") && Catch::Contains("a float tensor") &&
                           Catch::Contains("[Op:LogicalAnd]"));
     CHECK_THROWS_WITH(tf::logical_not(f), Catch::Contains("[Op:LogicalNot]"));
     CHECK_THROWS_WITH(tf::where(f, f, f),

@@ -170,23 +170,30 @@ TEST_CASE("self time excludes the ops an op runs inside itself", "[profiler]") {
 TEST_CASE("op times add up to the wall time of a step made of ops", "[profiler]") {
     const tf::Tensor a = tf::random::normal({160, 160}, 0.0, 1.0, tf::float32, 3);
     const tf::Tensor scale = tf::constant(0.01f);  // made outside: a constant is no op
-    double step_us = 0;
-    const prof::Profile p = prof::profile([&] {
-        const auto t0 = std::chrono::steady_clock::now();
-        // Every result stays alive until the step was timed: freeing them is no op's time.
-        std::vector<tf::Tensor> ys{a};
-        for (int i = 0; i < 30; ++i)
-            ys.push_back(tf::matmul(ys.back(), a) * scale);
-        step_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
-                      .count();
-    });
-    double self_sum = 0;
-    for (const prof::OpStats& r : p.by_op_type)
-        self_sum += r.self_cpu_us;
-    CHECK(self_sum <= step_us);
-    CHECK(self_sum >= 0.95 * step_us);
-    CHECK(row(p.by_op_type, "MatMul")->count == 30);
-    CHECK(row(p.by_op_type, "Mul")->count == 30);
+    // The best of three steps: on a loaded machine (or under ASan) a step can be preempted
+    // between two ops, and that time belongs to no op.
+    double best = 0;
+    for (int attempt = 0; attempt < 3 && best < 0.95; ++attempt) {
+        double step_us = 0;
+        const prof::Profile p = prof::profile([&] {
+            const auto t0 = std::chrono::steady_clock::now();
+            // Every result stays alive until the step was timed: freeing them is no op's time.
+            std::vector<tf::Tensor> ys{a};
+            for (int i = 0; i < 30; ++i)
+                ys.push_back(tf::matmul(ys.back(), a) * scale);
+            step_us =
+                std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                    .count();
+        });
+        double self_sum = 0;
+        for (const prof::OpStats& r : p.by_op_type)
+            self_sum += r.self_cpu_us;
+        CHECK(self_sum <= step_us);
+        CHECK(row(p.by_op_type, "MatMul")->count == 30);
+        CHECK(row(p.by_op_type, "Mul")->count == 30);
+        best = std::max(best, self_sum / step_us);
+    }
+    CHECK(best >= 0.95);
 }
 
 TEST_CASE("the table and the JSON report the same rows", "[profiler]") {
