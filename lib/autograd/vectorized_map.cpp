@@ -166,12 +166,6 @@ std::vector<OutputSpec> traced_specs(const TracedCall& call) {
     return specs;
 }
 
-Shape with_batch(int64_t batch, const Shape& shape) {
-    std::vector<int64_t> dims{batch};
-    dims.insert(dims.end(), shape.dims().begin(), shape.dims().end());
-    return Shape(std::move(dims));
-}
-
 class Replay {
 public:
     Replay(const Recording& r,
@@ -192,9 +186,7 @@ public:
                 out.emplace_back();
                 continue;
             }
-            const VmapValue v = value(t);
-            out.push_back(v.batched ? v.value
-                                    : broadcast_to(v.value, with_batch(batch_, v.value.shape())));
+            out.push_back(materialized(value(t), batch_));
         }
         if (!looped_.empty()) {
             std::string ops;

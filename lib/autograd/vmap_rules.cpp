@@ -19,12 +19,6 @@
 namespace tapeflow {
 namespace {
 
-Shape with_batch(int64_t batch, const Shape& shape) {
-    std::vector<int64_t> dims{batch};
-    dims.insert(dims.end(), shape.dims().begin(), shape.dims().end());
-    return Shape(std::move(dims));
-}
-
 // A batched value with unit axes after the batch axis up to `rank` per-example axes, so that it
 // broadcasts against the per-example values like the traced input did.
 Tensor lifted(const VmapValue& v, int64_t rank) {
@@ -36,11 +30,6 @@ Tensor lifted(const VmapValue& v, int64_t rank) {
     dims.insert(dims.end(), static_cast<std::size_t>(rank - own), 1);
     dims.insert(dims.end(), s.dims().begin() + 1, s.dims().end());
     return reshape(v.value, Shape(std::move(dims)));
-}
-
-// Every example's copy of the value: the value itself when batched, else broadcast.
-Tensor materialized(const VmapValue& v, int64_t batch) {
-    return v.batched ? v.value : broadcast_to(v.value, with_batch(batch, v.value.shape()));
 }
 
 std::vector<Tensor> values(const VmapCall& c) {
@@ -398,6 +387,16 @@ VmapOutputs shape_rule(const VmapCall& c) {
 }
 
 }  // namespace
+
+Shape with_batch(int64_t batch, const Shape& shape) {
+    std::vector<int64_t> dims{batch};
+    dims.insert(dims.end(), shape.dims().begin(), shape.dims().end());
+    return Shape(std::move(dims));
+}
+
+Tensor materialized(const VmapValue& v, int64_t batch) {
+    return v.batched ? v.value : broadcast_to(v.value, with_batch(batch, v.value.shape()));
+}
 
 VmapFn vmap_rule(Op op) {
     switch (op) {

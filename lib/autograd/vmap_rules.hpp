@@ -34,6 +34,11 @@ struct VmapCall {
 using VmapOutputs = std::vector<VmapValue>;
 using VmapFn = VmapOutputs (*)(const VmapCall& call);
 
+/// `shape` with the batch axis of `batch` examples in front.
+Shape with_batch(int64_t batch, const Shape& shape);
+/// Every example's copy of the value: the value itself when batched, else broadcast to the batch.
+Tensor materialized(const VmapValue& v, int64_t batch);
+
 /// The op's batching rule; nullptr for the ops that run once per example (docs/autograd.md
 /// "vectorized_map" lists them).
 VmapFn vmap_rule(Op op);

@@ -294,3 +294,21 @@ TEST_CASE("fit under mixed_bfloat16 and mixed_float16 trains", "[keras][mixed_pr
         CHECK(model(x).dtype() == mp::Policy(policy).compute_dtype());
     }
 }
+
+TEST_CASE("LossScaleOptimizer unscales IndexedSlices gradients and checks their values",
+          "[keras][mixed_precision]") {
+    const tf::Variable table(tf::zeros({4, 2}));
+    mp::LossScaleOptimizer opt(std::make_shared<tf::keras::optimizers::SGD>(
+                                   tf::keras::optimizers::SGDOptions{.learning_rate = 1.0}),
+                               /*initial_scale=*/8.0);
+    const auto slices = [&](float v) {
+        return tf::IndexedSlices{tf::fill({1, 2}, static_cast<double>(v), tf::float32),
+                                 tf::constant({2}),
+                                 tf::Shape{4, 2}};
+    };
+    opt.apply_gradients({{slices(16.f), table}});  // 16 / 8 = 2 into row 2
+    CHECK(table.value().to_vector<float>() == std::vector<float>{0, 0, 0, 0, -2, -2, 0, 0});
+    opt.apply_gradients({{slices(std::numeric_limits<float>::infinity()), table}});
+    CHECK(opt.dynamic_scale().value().item<float>() == 4);  // skipped and halved
+    CHECK(table.value().to_vector<float>() == std::vector<float>{0, 0, 0, 0, -2, -2, 0, 0});
+}
