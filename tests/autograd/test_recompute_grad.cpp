@@ -44,13 +44,11 @@ std::vector<tf::Variable> variables_of(const std::vector<Block>& blocks) {
     return v;
 }
 
-// d sum(y^2) / dx through the stack, each block checkpointed or not (a non-persistent tape).
-tf::Tensor stack_gradient(const std::vector<Block>& blocks,
-                          const tf::Tensor& x,
-                          bool checkpoint,
-                          double dropout = 0) {
-    tf::GradientTape tape;
-    tape.watch(x);
+// The stack's output, each block checkpointed or not.
+tf::Tensor run_stack(const std::vector<Block>& blocks,
+                     const tf::Tensor& x,
+                     bool checkpoint,
+                     double dropout) {
     tf::Tensor y = x;
     for (const Block& b : blocks) {
         if (checkpoint) {
@@ -62,6 +60,17 @@ tf::Tensor stack_gradient(const std::vector<Block>& blocks,
             y = run_block(b, y, dropout);
         }
     }
+    return y;
+}
+
+// d sum(y^2) / dx through the stack, each block checkpointed or not (a non-persistent tape).
+tf::Tensor stack_gradient(const std::vector<Block>& blocks,
+                          const tf::Tensor& x,
+                          bool checkpoint,
+                          double dropout = 0) {
+    tf::GradientTape tape;
+    tape.watch(x);
+    const tf::Tensor y = run_stack(blocks, x, checkpoint, dropout);
     return tape.gradient(tf::reduce_sum(tf::square(y)), x).dense();
 }
 
@@ -72,17 +81,7 @@ std::vector<tf::Tensor> all_gradients(const std::vector<Block>& blocks,
                                       double dropout = 0) {
     tf::GradientTape tape(/*persistent=*/true);
     tape.watch(x);
-    tf::Tensor y = x;
-    for (const Block& b : blocks) {
-        if (checkpoint) {
-            auto f = tf::recompute_grad([&b, dropout](const std::vector<tf::Tensor>& in) {
-                return run_block(b, in[0], dropout);
-            });
-            y = f({y});
-        } else {
-            y = run_block(b, y, dropout);
-        }
-    }
+    const tf::Tensor y = run_stack(blocks, x, checkpoint, dropout);
     const tf::Tensor loss = tf::reduce_sum(tf::square(y));
     auto pause = tape.stop_recording();
     std::vector<tf::Tensor> out{tape.gradient(loss, x).dense()};
