@@ -26,6 +26,7 @@
 #include <tapeflow/distribute.hpp>
 #include <tapeflow/distributions.hpp>
 #include <tapeflow/dlpack.hpp>
+#include <tapeflow/function.hpp>
 #include <tapeflow/io.hpp>
 #include <tapeflow/keras/activations.hpp>
 #include <tapeflow/keras/callbacks.hpp>

@@ -7,6 +7,7 @@
 #include <tapeflow/ops/math.hpp>
 
 #include "train/loss_scaling.hpp"
+#include "train/traced_apply.hpp"
 
 namespace tapeflow::keras::mixed_precision {
 namespace {
@@ -65,6 +66,7 @@ std::vector<train::GradAndVar> LossScaleOptimizer::compute_gradients(
 
 void LossScaleOptimizer::apply_gradients(const std::vector<train::GradAndVar>& grads_and_vars,
                                          std::optional<Variable> global_step) {
+    if (tapeflow::detail::apply_as_host_step(*this, grads_and_vars, global_step)) return;
     if (!train::detail::all_finite(grads_and_vars)) {
         // Skip the step: halve the scale, restart the count (no lower bound, as Keras 3).
         dynamic_scale_.assign(multiply(dynamic_scale_.value(), constant(0.5f)));

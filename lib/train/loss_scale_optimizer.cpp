@@ -9,6 +9,7 @@
 #include <tapeflow/train/loss_scale_optimizer.hpp>
 
 #include "train/loss_scaling.hpp"
+#include "train/traced_apply.hpp"
 
 namespace tapeflow::train {
 
@@ -127,6 +128,7 @@ std::vector<GradAndVar> MixedPrecisionLossScaleOptimizer::compute_gradients(
 
 void MixedPrecisionLossScaleOptimizer::apply_gradients(
     const std::vector<GradAndVar>& grads_and_vars, std::optional<Variable> global_step) {
+    if (tapeflow::detail::apply_as_host_step(*this, grads_and_vars, global_step)) return;
     if (!dynamic_) {
         inner_->apply_gradients(grads_and_vars, global_step);
         return;
