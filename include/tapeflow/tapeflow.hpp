@@ -51,6 +51,7 @@
 #include <tapeflow/ops/einsum.hpp>
 #include <tapeflow/ops/math.hpp>
 #include <tapeflow/ops/nn.hpp>
+#include <tapeflow/ops/print.hpp>
 #include <tapeflow/ops/sort.hpp>
 #include <tapeflow/profiler.hpp>
 #include <tapeflow/random.hpp>

@@ -9,10 +9,11 @@
 // (under kArenaMaxBytes) that never leave the schedule live in one arena allocated at planning,
 // placed by liveness so results whose lifetimes do not overlap share bytes: their tensors are
 // built once and reused by every replay. Everything else (large results, which the element-wise
-// kernels may defer and fuse as eagerly — NOTE [Deferred element-wise fusion] — results returned,
-// assigned or handed to host steps, and whatever a non-arena result reads, since a deferred
-// result reads its inputs later) is allocated per replay as eager execution allocates it. Same
-// kernels, same inputs, same order: the results are those of eager execution, bit for bit.
+// kernels may defer and fuse as eagerly — NOTE [Deferred element-wise fusion] — and results
+// returned, assigned or handed to host steps) is allocated per replay as eager execution allocates
+// it; such a result computed from arena tensors is computed at once (a deferred one would read
+// them after their bytes are reused). Same kernels, same inputs, same order: the results are
+// those of eager execution, bit for bit.
 #include "function/plan.hpp"
 
 #include <algorithm>
@@ -71,6 +72,10 @@ Plan::Plan(const Recording& recording,
         return s;
     };
     for (const Tensor& a : args) {
+        if (!a.defined()) {  // an undefined Tensor argument (e.g. no sample weights)
+            arg_slots_.push_back(-1);
+            continue;
+        }
         const auto it = slot_of.find(a.id());
         arg_slots_.push_back(it != slot_of.end() ? it->second : new_slot(a, -1));
     }
@@ -89,8 +94,8 @@ Plan::Plan(const Recording& recording,
             step.kind = StepKind::host;
             step.what = e.what;
             step.body = e.body;
-            for (const Tensor& t : e.inputs)
-                step.in.push_back(input_slot(t));
+            for (const Tensor& t : e.inputs)  // a host step may take undefined tensors: -1
+                step.in.push_back(t.defined() ? input_slot(t) : -1);
         }
         steps_.push_back(std::move(step));
     };
@@ -151,6 +156,7 @@ Plan::Plan(const Recording& recording,
     };
     for (std::size_t i = 0; i < steps_.size(); ++i) {
         for (int32_t s : steps_[i].in) {
+            if (s < 0) continue;
             slots_[static_cast<std::size_t>(s)].last_use = static_cast<int32_t>(i);
             root(s).last_use = std::max(root(s).last_use, static_cast<int32_t>(i));
             if (steps_[i].kind == StepKind::host) root(s).escapes = true;
@@ -161,22 +167,29 @@ Plan::Plan(const Recording& recording,
     for (std::size_t i = steps_.size(); i-- > 0;) {
         Step& step = steps_[i];
         if (step.kind != StepKind::kernel) continue;
-        bool deferred = step.out.empty();  // an in-place op: its inputs are written
+        if (step.out.empty())  // an in-place op writes its inputs: they cannot be shared
+            for (int32_t s : step.in)
+                root(s).escapes = true;
         for (std::size_t j = 0; j < step.out.size(); ++j) {
             if (step.out_spec[j].alias_input >= 0) continue;
             Slot& s = slots_[static_cast<std::size_t>(step.out[j])];
             s.arena = step.device.is_cpu() && !s.escapes &&
                       step.out_spec[j].shape.num_elements() * dtype_size(s.meta.dtype) <=
                           static_cast<int64_t>(kArenaMaxBytes);
-            deferred = deferred || !s.arena;
         }
-        if (deferred)
-            for (int32_t s : step.in)
-                root(s).escapes = true;
     }
-    // Arena roots may have been marked escaping by a later (earlier in the reverse pass) rule.
-    for (Slot& s : slots_)
-        if (s.root == &s - slots_.data() && s.escapes) s.arena = false;
+    // A per-replay result computed from arena tensors is computed at once, never deferred: a
+    // deferred result would read its inputs after the arena bytes are reused.
+    for (Step& step : steps_) {
+        if (step.kind != StepKind::kernel || !step.computed) continue;
+        bool arena_input = false, fresh_output = false;
+        for (int32_t s : step.in)
+            arena_input = arena_input || root(s).arena;
+        for (std::size_t j = 0; j < step.out.size(); ++j)
+            fresh_output = fresh_output || (step.out_spec[j].alias_input < 0 &&
+                                            !slots_[static_cast<std::size_t>(step.out[j])].arena);
+        step.materialize = arena_input && fresh_output;
+    }
 
     // Place the arena results: first fit among the blocks live at the same time.
     struct Block {
@@ -275,7 +288,7 @@ std::vector<Tensor> Plan::run(std::span<const Tensor> args) {
         }
     } clear{*this};
     for (std::size_t i = 0; i < args.size(); ++i)
-        frame_[static_cast<std::size_t>(arg_slots_[i])] = args[i];
+        if (arg_slots_[i] >= 0) frame_[static_cast<std::size_t>(arg_slots_[i])] = args[i];
     for (Step& step : steps_) {
         switch (step.kind) {
             case StepKind::read:
@@ -285,7 +298,7 @@ std::vector<Tensor> Plan::run(std::span<const Tensor> args) {
                 std::vector<Tensor> in;
                 in.reserve(step.in.size());
                 for (int32_t s : step.in)
-                    in.push_back(frame_[static_cast<std::size_t>(s)]);
+                    in.push_back(s >= 0 ? frame_[static_cast<std::size_t>(s)] : Tensor());
                 step.body(in);
                 break;
             }
@@ -312,10 +325,9 @@ std::vector<Tensor> Plan::run(std::span<const Tensor> args) {
                 if (step.computed) {
                     if (step.random) {
                         Attrs attrs = step.attrs;
-                        const Attrs drawn = random_detail::draw_again(step.random->op,
-                                                                      step.random->dtype,
-                                                                      step.random->op_seed,
-                                                                      step.random->blocks);
+                        const RandomCall& r = *step.random;
+                        const Attrs drawn = random_detail::draw_again(
+                            r.op, r.dtype, r.seed_source ? r.seed_source() : r.op_seed, r.blocks);
                         for (const auto& [key, value] : drawn.items())
                             attrs.set(key, value);
                         oom_as_error(op_type(step.op), [&] {
@@ -329,6 +341,9 @@ std::vector<Tensor> Plan::run(std::span<const Tensor> args) {
                         });
                     }
                 }
+                if (step.materialize)
+                    for (const Tensor& t : step.out_buf)
+                        (void)t.impl()->storage->data();
                 if (!step.outputs_fixed) {
                     for (std::size_t j = 0; j < step.out.size(); ++j) {
                         const auto o = static_cast<std::size_t>(step.out[j]);

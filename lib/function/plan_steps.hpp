@@ -35,6 +35,7 @@ struct Plan::Step {
     std::vector<OutputSpec> out_spec;
     std::vector<Tensor> in_buf, out_buf;
     bool inputs_fixed = false, outputs_fixed = false;
+    bool materialize = false;  // reads arena tensors into per-replay results: compute them now
     // read steps
     std::shared_ptr<VariableState> variable;
     std::string variable_name;

@@ -90,6 +90,11 @@ void note_random(Op op, DType dtype, std::optional<uint64_t> op_seed, uint64_t b
         recording->add_random({op, dtype, op_seed, blocks});
 }
 
+void note_seed_source(uint64_t seed, SeedSource source) {
+    if (Recording* recording = active_recording())
+        recording->set_seed_source(seed, std::move(source));
+}
+
 void note_variable_creation(std::string_view name) {
     if (const Recording* recording = active_recording()) recording->check_variable_creation(name);
 }

@@ -30,6 +30,7 @@ struct RandomCall {
     DType dtype;
     std::optional<uint64_t> op_seed;
     uint64_t blocks = 0;
+    SeedSource seed_source;  // set: a replay's op seed comes from here (note_seed_source)
 };
 
 /// A variable read or a host step, between the traced ops (`position`: the number of ops traced
@@ -61,7 +62,16 @@ public:
 
     void add_read(std::shared_ptr<VariableState> variable, const Tensor& read);
     void add_host_step(std::string_view what, std::vector<Tensor> inputs, HostBody body);
-    void add_random(RandomCall call) { randoms_.push_back({ops_.calls().size(), call}); }
+    void add_random(RandomCall call) {
+        if (pending_seed_ && call.op_seed == pending_seed_->first) {
+            call.seed_source = std::move(pending_seed_->second);
+            pending_seed_.reset();
+        }
+        randoms_.push_back({ops_.calls().size(), std::move(call)});
+    }
+    void set_seed_source(uint64_t seed, SeedSource source) {
+        pending_seed_.emplace(seed, std::move(source));
+    }
     void check_variable_creation(std::string_view variable) const;
     void set_host_reads(uint64_t n) { host_reads_ = n; }
 
@@ -71,6 +81,7 @@ private:
     OpTrace ops_;
     std::vector<TraceEvent> events_;
     std::vector<std::pair<std::size_t, RandomCall>> randoms_;  // (call index, its seeds)
+    std::optional<std::pair<uint64_t, SeedSource>> pending_seed_;
     uint64_t host_reads_ = 0;
 };
 

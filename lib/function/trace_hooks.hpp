@@ -50,6 +50,14 @@ Tensor current_value(const std::shared_ptr<VariableState>& variable);
 /// next_stream() tells the trace the seed arguments of the random op about to run.
 void note_random(Op op, DType dtype, std::optional<uint64_t> op_seed, uint64_t blocks);
 
+/// Where a random op's op seed comes from when C++ state picks a new one per call (a Keras
+/// layer's seed generator: detail::next_seed): called at every replay for that call's seed.
+using SeedSource = std::function<std::optional<uint64_t>()>;
+
+/// `seed` was just drawn from `source`: the random op that uses it as its op seed takes its seed
+/// from `source` at every replay (as eager execution would call it again).
+void note_seed_source(uint64_t seed, SeedSource source);
+
 /// A Variable is being created: allowed on a function's first trace only (TensorFlow's rule);
 /// InvalidArgumentError on a later one.
 void note_variable_creation(std::string_view name);

@@ -49,7 +49,7 @@ LossScaleOptimizer::LossScaleOptimizer(std::shared_ptr<optimizers::Optimizer> in
 }
 
 Tensor LossScaleOptimizer::scale_loss(const Tensor& loss) const {
-    return train::detail::scaled_loss(loss, dynamic_scale_.value().item<float>(), kWho);
+    return train::detail::scaled_loss(loss, dynamic_scale_.value(), kWho);
 }
 
 std::vector<train::GradAndVar> LossScaleOptimizer::compute_gradients(
@@ -73,8 +73,8 @@ void LossScaleOptimizer::apply_gradients(const std::vector<train::GradAndVar>& g
         step_counter_.assign(constant(int64_t{0}));
         return;
     }
-    const double scale = dynamic_scale_.value().item<float>();
-    inner_->apply_gradients(train::detail::unscaled(grads_and_vars, scale), global_step);
+    inner_->apply_gradients(train::detail::unscaled(grads_and_vars, dynamic_scale_.value()),
+                            global_step);
     if (step_counter_.value().item<int64_t>() == growth_steps_ - 1) {
         step_counter_.assign(constant(int64_t{0}));
         dynamic_scale_.assign(multiply(dynamic_scale_.value(), constant(2.0f)));

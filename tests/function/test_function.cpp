@@ -3,7 +3,9 @@
 // dropout, a global step), side effects (host statements at trace time only, variable reads and
 // assignments at every replay, variable creation on the first trace only), and bad input.
 #include <atomic>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -285,4 +287,93 @@ TEST_CASE("tf::function: large element-wise chains still fuse, results escape sa
     const tf::Tensor second = f(b, a);  // a later replay must not change the first result
     CHECK(same_bits(first, (a * b + a) * tf::reduce_sum(a)));
     CHECK(same_bits(second, (b * a + b) * tf::reduce_sum(b)));
+}
+
+namespace {
+
+std::shared_ptr<tf::keras::Sequential> keras_model() {
+    namespace kl = tf::keras::layers;
+    return std::make_shared<tf::keras::Sequential>(std::vector<std::shared_ptr<kl::Layer>>{
+        std::make_shared<kl::Dense>(16, kl::DenseOptions{.activation = "relu"}),
+        std::make_shared<kl::Dropout>(0.2, 3),
+        std::make_shared<kl::Dense>(3)});
+}
+
+tf::keras::History fit_keras(tf::keras::Sequential& model, bool run_eagerly) {
+    tf::random::set_seed(9);
+    const tf::Tensor x =
+        tf::random::normal({50, 4}, 0, 1, tf::float32, 1);  // 50: a last batch of 2
+    const tf::Tensor y = tf::cast(tf::random::uniform({50}, 0, 3, tf::float32, 2), tf::int32);
+    model.compile(std::make_shared<tf::keras::optimizers::Adam>(),
+                  std::make_shared<tf::keras::losses::SparseCategoricalCrossentropy>(
+                      tf::keras::losses::CrossentropyOptions{.from_logits = true}),
+                  {std::make_shared<tf::keras::metrics::SparseCategoricalAccuracy>("accuracy")},
+                  {.run_eagerly = run_eagerly});
+    return model.fit(x, y, {.batch_size = 16, .epochs = 3, .verbose = 0, .shuffle = false});
+}
+
+}  // namespace
+
+TEST_CASE("Keras: fit, evaluate and predict through tf::function equal run_eagerly", "[function]") {
+    auto eager = keras_model();
+    auto traced = keras_model();
+    captured().clear();
+    tf::logging::set_sink(capture);
+    const tf::keras::History a = fit_keras(*eager, true);
+    const tf::keras::History b = fit_keras(*traced, false);
+    tf::logging::set_sink(nullptr);
+    CHECK(captured().empty());  // traced and replayed, no eager fallback
+    CHECK(a.history.at("loss") == b.history.at("loss"));
+    CHECK(a.history.at("accuracy") == b.history.at("accuracy"));
+    const auto wa = eager->get_weights();
+    const auto wb = traced->get_weights();
+    REQUIRE(wa.size() == wb.size());
+    for (std::size_t i = 0; i < wa.size(); ++i)
+        CHECK(same_bits(wa[i], wb[i]));
+    const tf::Tensor x = tf::random::normal({20, 4}, 0, 1, tf::float32, 5);
+    const tf::Tensor y = tf::zeros({20}, tf::int32);
+    CHECK(same_bits(eager->predict(x, 8), traced->predict(x, 8)));
+    CHECK(eager->evaluate(x, y, 8) == traced->evaluate(x, y, 8));
+}
+
+TEST_CASE("tf::function: summaries and tf::print run at every replay", "[function]") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / "tapeflow_function_summaries";
+    fs::remove_all(dir);
+    tf::Variable step(tf::constant(int64_t{0}));
+    std::FILE* out = std::tmpfile();
+    REQUIRE(out != nullptr);
+    {
+        tf::summary::SummaryWriter writer = tf::summary::create_file_writer(dir.string());
+        const auto scope = writer.as_default();
+        auto f = tf::function([&](const tf::Tensor& x) {
+            const tf::Tensor loss = tf::reduce_sum(x);
+            step.assign_add(tf::constant(int64_t{1}));
+            tf::summary::scalar("loss", loss, step);
+            tf::print({std::string("loss:"), loss}, {.output_stream = out});
+            return loss;
+        });
+        for (float v : {1.f, 2.f, 3.f})
+            f(tf::constant({v, v}));
+        CHECK(f.experimental_get_tracing_count() == 1);
+        writer.flush();
+        std::vector<std::pair<int64_t, float>> seen;
+        for (const tf::summary::Event& e : tf::summary::summary_iterator(writer.path()))
+            for (const tf::summary::SummaryValue& v : e.values)
+                if (v.tag == "loss") seen.emplace_back(e.step, static_cast<float>(v.scalar_value));
+        CHECK(seen == std::vector<std::pair<int64_t, float>>{{1, 2.f}, {2, 4.f}, {3, 6.f}});
+    }
+    std::rewind(out);
+    char buffer[256] = {};
+    const std::size_t n = std::fread(buffer, 1, sizeof(buffer) - 1, out);
+    std::fclose(out);
+    CHECK(std::string(buffer, n) == "loss: 2\nloss: 4\nloss: 6\n");
+}
+
+TEST_CASE("tf::print formats tensors as TensorFlow's tf.print", "[function]") {
+    CHECK(tf::print_string(tf::constant({1, 2, 3})) == "[1 2 3]");
+    CHECK(tf::print_string(tf::range(10)) == "[0 1 2 ... 7 8 9]");
+    CHECK(tf::print_string(tf::constant({{1.5f, 2.f}, {3.f, 4.f}})) == "[[1.5 2]\n [3 4]]");
+    CHECK(tf::print_string(tf::constant(7.f)) == "7");
+    CHECK(tf::print_string(tf::range(10), -1) == "[0 1 2 3 4 5 6 7 8 9]");
 }
