@@ -68,6 +68,15 @@ struct KeyPart {
     bool operator==(const KeyPart&) const = default;
 };
 
+/// A key part of `kind` holding `text` and `identity`.
+inline KeyPart key_part(KeyPart::Kind kind, std::string text = {}, const void* identity = nullptr) {
+    KeyPart part;
+    part.kind = kind;
+    part.text = std::move(text);
+    part.identity = identity;
+    return part;
+}
+
 struct Call {
     std::vector<KeyPart> key;
     std::vector<Tensor> tensors;  // the Tensor arguments, in order
@@ -97,7 +106,7 @@ template <class T>
 void add_arg(Call& call, const T& arg) {
     using U = std::decay_t<T>;
     if constexpr (std::is_same_v<U, Tensor>) {
-        KeyPart part{KeyPart::tensor};
+        KeyPart part = key_part(KeyPart::tensor);
         if (arg.defined()) {
             part.shape = arg.shape();
             part.dtype = arg.dtype();
@@ -113,54 +122,38 @@ void add_arg(Call& call, const T& arg) {
         call.key.push_back(std::move(part));
         call.tensors.push_back(arg);
     } else if constexpr (std::is_same_v<U, Variable>) {
-        KeyPart part{KeyPart::variable};
-        part.identity = arg.state().get();
-        call.key.push_back(std::move(part));
+        call.key.push_back(key_part(KeyPart::variable, {}, arg.state().get()));
     } else if constexpr (is_vector<U>::value || requires { std::tuple_size<U>::value; }) {
-        call.key.push_back({KeyPart::open});
+        call.key.push_back(key_part(KeyPart::open));
         if constexpr (is_vector<U>::value) {
             for (const auto& e : arg)
                 add_arg(call, e);
         } else {
             std::apply([&](const auto&... e) { (add_arg(call, e), ...); }, arg);
         }
-        call.key.push_back({KeyPart::close});
+        call.key.push_back(key_part(KeyPart::close));
     } else if constexpr (std::is_pointer_v<U> || requires {
                              arg.get();
                              typename U::element_type;
                          }) {
-        KeyPart part{KeyPart::value};
         if constexpr (std::is_pointer_v<U>) {
-            part.identity = static_cast<const void*>(arg);
+            call.key.push_back(
+                key_part(KeyPart::value, typeid(U).name(), static_cast<const void*>(arg)));
         } else {
-            part.identity = static_cast<const void*>(arg.get());
+            call.key.push_back(
+                key_part(KeyPart::value, typeid(U).name(), static_cast<const void*>(arg.get())));
         }
-        part.text = typeid(U).name();
-        call.key.push_back(std::move(part));
     } else if constexpr (std::is_enum_v<U>) {
-        call.key.push_back(
-            {KeyPart::value,
-             {},
-             DType::float32,
-             {},
-             -1,
-             nullptr,
-             fmt::format("{}:{}", typeid(U).name(), static_cast<std::underlying_type_t<U>>(arg))});
+        call.key.push_back(key_part(
+            KeyPart::value,
+            fmt::format("{}:{}", typeid(U).name(), static_cast<std::underlying_type_t<U>>(arg))));
     } else if constexpr (fmt::is_formattable<U>::value) {
         // Plain values are part of the key, as Python values are for tf.function.
-        call.key.push_back({KeyPart::value,
-                            {},
-                            DType::float32,
-                            {},
-                            -1,
-                            nullptr,
-                            fmt::format("{}:{}", typeid(U).name(), arg)});
+        call.key.push_back(key_part(KeyPart::value, fmt::format("{}:{}", typeid(U).name(), arg)));
     } else {
         // Any other object: by identity (TensorFlow keys unhashable Python objects by id).
-        KeyPart part{KeyPart::value};
-        part.identity = static_cast<const void*>(&arg);
-        part.text = typeid(U).name();
-        call.key.push_back(std::move(part));
+        call.key.push_back(
+            key_part(KeyPart::value, typeid(U).name(), static_cast<const void*>(&arg)));
     }
 }
 

@@ -29,7 +29,6 @@
 #include "function/plan_steps.hpp"
 #include "ops/apply.hpp"
 #include "ops/random_streams.hpp"
-#include "profiler/hooks.hpp"
 
 namespace tapeflow::function_detail {
 namespace {

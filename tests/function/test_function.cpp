@@ -13,6 +13,9 @@
 
 #include <tapeflow/tapeflow.hpp>
 
+#include "digits.hpp"
+#include "transformer_model.hpp"
+
 namespace tf = tapeflow;
 using Catch::Contains;
 
@@ -376,4 +379,71 @@ TEST_CASE("tf::print formats tensors as TensorFlow's tf.print", "[function]") {
     CHECK(tf::print_string(tf::constant({{1.5f, 2.f}, {3.f, 4.f}})) == "[[1.5 2]\n [3 4]]");
     CHECK(tf::print_string(tf::constant(7.f)) == "7");
     CHECK(tf::print_string(tf::range(10), -1) == "[0 1 2 3 4 5 6 7 8 9]");
+}
+
+namespace {
+
+// Ten steps of `step` (returning the loss), eagerly or through tf::function, from the same seed:
+// the losses and the variables afterwards.
+template <class Make>
+std::pair<std::vector<tf::Tensor>, std::vector<tf::Tensor>> ten_steps(const Make& make,
+                                                                      bool traced) {
+    tf::random::set_seed(21);
+    auto [vars, step] = make();
+    auto fn = tf::function(step);
+    std::vector<tf::Tensor> losses;
+    for (int i = 0; i < 10; ++i)
+        losses.push_back(traced ? fn() : step());
+    std::vector<tf::Tensor> values;
+    for (const tf::Variable& v : vars)
+        values.push_back(v.value());
+    return {losses, values};
+}
+
+void check_same(const std::pair<std::vector<tf::Tensor>, std::vector<tf::Tensor>>& a,
+                const std::pair<std::vector<tf::Tensor>, std::vector<tf::Tensor>>& b) {
+    REQUIRE(a.first.size() == b.first.size());
+    for (std::size_t i = 0; i < a.first.size(); ++i)
+        CHECK(same_bits(a.first[i], b.first[i]));
+    REQUIRE(a.second.size() == b.second.size());
+    for (std::size_t i = 0; i < a.second.size(); ++i)
+        CHECK(same_bits(a.second[i], b.second[i]));
+}
+
+}  // namespace
+
+TEST_CASE("tf::function: the digits convnet and the transformer LM train bit for bit as eagerly",
+          "[function]") {
+    SECTION("the demo's convnet (Adam, a global step)") {
+        auto make = [] {
+            auto model = std::make_shared<samples::ConvNet>();
+            auto opt = std::make_shared<tf::train::AdamOptimizer>(0.005);
+            tf::Variable step(tf::constant(int64_t{0}));
+            const tf::Tensor x = tf::random::uniform({16, 8, 8, 1}, 0, 1, tf::float32, 3);
+            const tf::Tensor y =
+                tf::cast(tf::random::uniform({16}, 0, 10, tf::float32, 4), tf::int32);
+            return std::make_pair(model->variables(), std::function<tf::Tensor()>([=] {
+                                      return opt->minimize(
+                                          [&] { return model->loss(x, y); }, {}, step);
+                                  }));
+        };
+        check_same(ten_steps(make, false), ten_steps(make, true));
+    }
+    SECTION("the transformer LM (dropout-free; attention, layer norm, embeddings)") {
+        namespace tm = transformer_model;
+        auto make = [] {
+            auto model = std::make_shared<tm::Model>(tm::make_model(40, 1));
+            auto opt = std::make_shared<tf::train::AdamOptimizer>(3e-3);
+            const tf::Tensor x =
+                tf::cast(tf::random::uniform({2, tm::kContext}, 0, 40, tf::float32, 5), tf::int32);
+            const tf::Tensor y =
+                tf::cast(tf::random::uniform({2 * tm::kContext}, 0, 40, tf::float32, 6), tf::int32);
+            std::vector<tf::Variable> vars = tm::variables(*model);
+            return std::make_pair(
+                vars, std::function<tf::Tensor()>([=] {
+                    return opt->minimize([&] { return tm::loss_of(*model, x, y); });
+                }));
+        };
+        check_same(ten_steps(make, false), ten_steps(make, true));
+    }
 }
