@@ -5,9 +5,10 @@
 //
 //   build/samples/lstm_forecast [--short] [--epochs N] [--data FILE]
 //
-// --short (or TAPEFLOW_SAMPLE_SHORT=1) trains a few epochs, as the samples suite runs it, and only
-// checks that training lowered the loss; a full run (200 epochs, about a minute on one thread)
-// also checks the LSTM beats persistence on the test years.
+// --short (or TAPEFLOW_SAMPLE_SHORT=1) trains 8 epochs (a tenth of a second on one thread), as
+// the samples suite runs it; a full run trains 200 (about a second). Both check that training
+// halved the loss and that the LSTM beats persistence on the test years (RMSE about 22 and 21
+// sunspots against 30).
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -119,7 +120,7 @@ int main(int argc, char** argv) {
                std::sqrt(test_mse * scale),
                std::sqrt(persistence * scale));
     const bool learned = after < 0.5 * before;
-    const bool beats = short_run || test_mse < persistence;
+    const bool beats = test_mse < persistence;
     if (!learned) fmt::print("FAILED: the training loss did not halve\n");
     if (!beats) fmt::print("FAILED: the LSTM does not beat persistence on the test years\n");
     return learned && beats ? 0 : 1;

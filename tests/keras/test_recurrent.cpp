@@ -482,7 +482,10 @@ TEST_CASE("Bidirectional merges the forward and the reversed backward outputs",
             const auto& f = bi.forward_layer();
             const auto& b = bi.backward_layer();
             CHECK(b->options().go_backwards);
-            CHECK(b->name() == "backward_" + f->name());
+            CHECK_FALSE(f->options().go_backwards);
+            CHECK(f->name() == "forward_" + inner->name());
+            CHECK(b->name() == "backward_" + inner->name());
+            CHECK_FALSE(inner->built());  // Keras recreates the layer: the given one is unused
             const tf::Tensor yf = f->call_with_states(x)[0];
             tf::Tensor yb = b->call_with_states(x)[0];
             if (seqs) {

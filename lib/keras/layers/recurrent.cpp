@@ -295,9 +295,9 @@ std::vector<Tensor> Recurrent::forward(const Tensor& x_in,
     return out;
 }
 
-std::shared_ptr<Recurrent> Recurrent::reversed_copy(std::string name) const {
+std::shared_ptr<Recurrent> Recurrent::copy_as(std::string name, bool go_backwards) const {
     RNNOptions o = options_;
-    o.go_backwards = !o.go_backwards;
+    o.go_backwards = go_backwards;
     o.name = std::move(name);
     if (dtype_policy_applies()) o.dtype = dtype_policy().name();
     switch (kind_) {
@@ -338,7 +338,15 @@ Bidirectional::Bidirectional(std::shared_ptr<Recurrent> layer,
             "\"{}\"",
             this->name(),
             merge_mode_));
-    if (!backward_layer) backward_layer = layer->reversed_copy("backward_" + layer->name());
+    // Keras: both recreated from the layer's config (no state carried over).
+    const auto without = [](const std::string& n, const std::string& prefix) {
+        return n.rfind(prefix, 0) == 0 ? n.substr(prefix.size()) : n;
+    };
+    auto forward_layer = layer->copy_as("forward_" + without(layer->name(), "forward_"),
+                                        layer->options().go_backwards);
+    if (!backward_layer)
+        backward_layer = layer->copy_as("backward_" + without(layer->name(), "backward_"), true);
+    layer = std::move(forward_layer);
     const RNNOptions& f = layer->options();
     const RNNOptions& b = backward_layer->options();
     if (f.go_backwards == b.go_backwards)

@@ -89,9 +89,9 @@ public:
     /// Empty handle when use_bias is false.
     Variable bias() const { return bias_; }
 
-    /// A new layer of the same class and options reading the sequence the other way (for
-    /// Bidirectional's backward layer).
-    std::shared_ptr<Recurrent> reversed_copy(std::string name) const;
+    /// A new (unbuilt) layer of the same class and options, named `name`, with go_backwards set
+    /// as given (Bidirectional's forward and backward layers, as Keras recreates them).
+    std::shared_ptr<Recurrent> copy_as(std::string name, bool go_backwards) const;
 
 protected:
     enum class Kind { simple, lstm, gru };
@@ -137,10 +137,11 @@ public:
     explicit GRU(int64_t units, RNNOptions options = {});
 };
 
-/// Runs `layer` forwards and a copy of it backwards (go_backwards flipped; or `backward_layer`)
-/// over the sequence and merges the outputs: "concat" (default, last axis), "sum", "mul", "ave",
-/// or "none" (call_with_states returns both; call() raises InvalidArgumentError). The backward
-/// output is flipped back in time with return_sequences, as Keras does.
+/// Runs a copy of `layer` named "forward_<name>" and one named "backward_<name>" with go_backwards
+/// (or `backward_layer`) over the sequence, as Keras recreates them from the layer's config (the
+/// given layer itself is not called), and merges the outputs: "concat" (default, last axis),
+/// "sum", "mul", "ave", or "none" (call_with_states returns both; call() raises
+/// InvalidArgumentError). The backward output is flipped back in time with return_sequences.
 class Bidirectional : public Layer {
 public:
     explicit Bidirectional(std::shared_ptr<Recurrent> layer,
