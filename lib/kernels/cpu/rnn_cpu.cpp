@@ -3,8 +3,9 @@
 // with the recurrent kernel (two for GRU with reset_after = false) and one pass over all gates of
 // all rows (xsimd batches). The backward pass walks the steps in reverse with one gemm per step
 // (the state gradient through rk^T, two for reset_after = false) and finishes with one gemm over
-// the whole sequence for d rk ([U, B*T] x [B*T, G*U]). Everything runs on the calling thread, in
-// a fixed order, so results never depend on the thread count.
+// the whole sequence for d rk ([U, B*T] x [B*T, G*U]). The products are cut by their shapes alone
+// (routed_parallel_gemm) and the gate passes run in a fixed order, so results never depend on the
+// thread count.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -52,6 +53,38 @@ void lanes(int64_t n, const F& f) {
         f(B(), j);
     for (; j < n; ++j)
         f(T(), j);
+}
+
+// C = op(A) op(B) + beta C, beta 0 or 1, row-major: routed_parallel_gemm (gemm_route.hpp), cut by
+// its shape alone and shared by tapeflow's threads, so the bits never depend on the thread count;
+// with beta 1 the product goes to a scratch first and is then added.
+template <class T>
+void product(bool ta,
+             bool tb,
+             int64_t m,
+             int64_t n,
+             int64_t k,
+             const T* a,
+             int64_t lda,
+             const T* b,
+             int64_t ldb,
+             T beta,
+             T* c,
+             int64_t ldc) {
+    if (beta == T(0)) {
+        routed_parallel_gemm<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+        return;
+    }
+    std::vector<T> scratch(static_cast<std::size_t>(m * n));
+    routed_parallel_gemm<T>(ta, tb, m, n, k, a, lda, b, ldb, scratch.data(), n);
+    for (int64_t i = 0; i < m; ++i) {
+        T* row = c + i * ldc;
+        const T* add = scratch.data() + i * n;
+        lanes<T>(n, [&](auto v, int64_t j) {
+            using V = decltype(v);
+            st(row + j, V(ld<V>(row + j) + ld<V>(add + j)));
+        });
+    }
 }
 
 template <class T>
@@ -107,7 +140,7 @@ void forward(const KernelContext& ctx) {
         const int64_t ldh = t == 0 ? U : p.s_b();
         const T* cp = C == nullptr ? nullptr : (t == 0 ? c0 : C + (t - 1) * U);
         const int64_t gate_cols = p.cell == Cell::gru_before ? 2 * U : GU;
-        routed_gemm<T>(false, false, B, gate_cols, U, hp, ldh, rk, GU, T(0), pre.data(), gate_cols);
+        product<T>(false, false, B, gate_cols, U, hp, ldh, rk, GU, T(0), pre.data(), gate_cols);
         for (int64_t b = 0; b < B; ++b) {
             const T* xr = x + b * p.x_b() + t * GU;
             const T* pr = pre.data() + b * gate_cols;
@@ -179,18 +212,18 @@ void forward(const KernelContext& ctx) {
             }
         }
         if (p.cell == Cell::gru_before) {  // (r * h_prev) @ rk[:, 2U:]
-            routed_gemm<T>(false,
-                           false,
-                           B,
-                           U,
-                           U,
-                           WS + t * WU + 3 * U,
-                           p.w_b(),
-                           rk + 2 * U,
-                           GU,
-                           T(0),
-                           pre2.data(),
-                           U);
+            product<T>(false,
+                       false,
+                       B,
+                       U,
+                       U,
+                       WS + t * WU + 3 * U,
+                       p.w_b(),
+                       rk + 2 * U,
+                       GU,
+                       T(0),
+                       pre2.data(),
+                       U);
         }
         // The new states (simple, gru, gru_before; the LSTM wrote its own above).
         if (p.cell == Cell::lstm) continue;
@@ -225,9 +258,7 @@ void forward(const KernelContext& ctx) {
                 st(hr + j, h);
             });
         }
-        if (p.cell == Cell::simple || mask == nullptr) continue;
     }
-    // Masked SimpleRNN steps: H was copied from h_prev above; nothing else to do.
 }
 
 // Inputs: dH, dC, rk, h0, c0, mask, H, C, WS. Outputs: dxproj, drk, dh0, dc0, drbias.
@@ -362,8 +393,7 @@ void backward(const KernelContext& ctx) {
         const int64_t ldx = p.x_b();
         if (p.cell == Cell::gru_before) {
             // d(r * h_prev) = dpre_h @ rk_h^T, then dr and the direct term r * d(r h_prev).
-            routed_gemm<T>(
-                false, true, B, U, U, dXt + 2 * U, ldx, rk + 2 * U, GU, T(0), drh.data(), U);
+            product<T>(false, true, B, U, U, dXt + 2 * U, ldx, rk + 2 * U, GU, T(0), drh.data(), U);
             for (int64_t b = 0; b < B; ++b) {
                 if (mask != nullptr && mask[b * Tn + t] == T(0)) continue;
                 const T* wr = WS + b * p.w_b() + t * WU;
@@ -379,12 +409,11 @@ void backward(const KernelContext& ctx) {
                     st(dhr + j, V(ld<V>(dhr + j) + d * r));
                 });
             }
-            routed_gemm<T>(false, true, B, U, 2 * U, dXt, ldx, rk, GU, T(1), dh.data(), U);
+            product<T>(false, true, B, U, 2 * U, dXt, ldx, rk, GU, T(1), dh.data(), U);
         } else if (p.cell == Cell::gru) {
-            routed_gemm<T>(
-                false, true, B, U, GU, dI.data() + t * GU, ldx, rk, GU, T(1), dh.data(), U);
+            product<T>(false, true, B, U, GU, dI.data() + t * GU, ldx, rk, GU, T(1), dh.data(), U);
         } else {
-            routed_gemm<T>(false, true, B, U, GU, dXt, ldx, rk, GU, T(1), dh.data(), U);
+            product<T>(false, true, B, U, GU, dXt, ldx, rk, GU, T(1), dh.data(), U);
         }
     }
     std::copy(dh.begin(), dh.end(), dh0);
@@ -397,12 +426,11 @@ void backward(const KernelContext& ctx) {
     }
     const int64_t rows = B * Tn;
     if (p.cell == Cell::gru_before) {
-        routed_gemm<T>(true, false, U, 2 * U, rows, hprev.data(), U, dX, GU, T(0), drk, GU);
-        routed_gemm<T>(
-            true, false, U, U, rows, WS + 3 * U, WU, dX + 2 * U, GU, T(0), drk + 2 * U, GU);
+        product<T>(true, false, U, 2 * U, rows, hprev.data(), U, dX, GU, T(0), drk, GU);
+        product<T>(true, false, U, U, rows, WS + 3 * U, WU, dX + 2 * U, GU, T(0), drk + 2 * U, GU);
     } else {
         const T* dpre = p.cell == Cell::gru ? dI.data() : dX;
-        routed_gemm<T>(true, false, U, GU, rows, hprev.data(), U, dpre, GU, T(0), drk, GU);
+        product<T>(true, false, U, GU, rows, hprev.data(), U, dpre, GU, T(0), drk, GU);
         if (drb != nullptr) {
             for (int64_t r = 0; r < rows; ++r)
                 for (int64_t j = 0; j < GU; ++j)
