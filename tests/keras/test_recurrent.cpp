@@ -425,6 +425,44 @@ TEST_CASE("Recurrent layers: float32 runs the fused op; dropout only while train
         CHECK(gi.defined());
 }
 
+TEST_CASE("The float32 kernels agree with the float64 ones", "[keras][recurrent]") {
+    const tf::Tensor x64 = random_f64({3, 7, 5}, -1, 1, 81);
+    const tf::Tensor m = tf::constant(
+        std::vector<double>{1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0},
+        tf::Shape{3, 7},
+        tf::float64);
+    for (const Kind kind : kAllKinds) {
+        INFO(name_of(kind));
+        auto l64 = make(kind, 9, {.return_sequences = true});
+        auto l32 = make(kind, 9, {.return_sequences = true});
+        (*l64)(x64);
+        (*l32)(tf::cast(x64, tf::float32));
+        randomize_bias(*l64, 4);
+        std::vector<tf::Variable> to = l32->variables();
+        const std::vector<tf::Variable> from = l64->variables();
+        for (std::size_t i = 0; i < to.size(); ++i)
+            to[i].assign(tf::cast(from[i].value(), tf::float32));
+        const tf::Tensor x32 = tf::cast(x64, tf::float32);
+        const tf::Tensor m32 = tf::cast(m, tf::float32);
+        check_close(tf::cast(l32->call_with_states(x32, m32)[0], tf::float64),
+                    l64->call_with_states(x64, m)[0],
+                    1e-5,
+                    1e-5);
+        // And the gradients of the weights.
+        std::vector<tf::Tensor> g[2];
+        for (int d = 0; d < 2; ++d) {
+            auto& layer = d == 0 ? l32 : l64;
+            tf::GradientTape tape;
+            const tf::Tensor y = layer->call_with_states(d == 0 ? x32 : x64, d == 0 ? m32 : m)[0];
+            const tf::Tensor loss = tf::reduce_sum(tf::square(y));
+            for (const tf::Gradient& gi : tape.gradient(loss, layer->trainable_variables()))
+                g[d].push_back(tf::cast(gi.dense(), tf::float64));
+        }
+        for (std::size_t i = 0; i < g[0].size(); ++i)
+            check_close(g[0][i], g[1][i], 1e-4, 1e-4);
+    }
+}
+
 TEST_CASE("Embedding(mask_zero) masks the padded steps of a recurrent layer in Sequential",
           "[keras][recurrent][mask]") {
     auto emb = std::make_shared<kl::Embedding>(10, 4, kl::EmbeddingOptions{.mask_zero = true});
