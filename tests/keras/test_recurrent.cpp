@@ -425,6 +425,38 @@ TEST_CASE("Recurrent layers: float32 runs the fused op; dropout only while train
         CHECK(gi.defined());
 }
 
+TEST_CASE("Recurrent layers without bias, unrolled, and under a mixed policy",
+          "[keras][recurrent]") {
+    const int64_t B = 2, T = 4, F = 3, U = 3;
+    const tf::Tensor x = random_f64({B, T, F}, -1, 1, 91);
+    for (const Kind kind : kAllKinds) {
+        INFO(name_of(kind));
+        auto layer = make(kind, U, {.use_bias = false, .return_sequences = true, .unroll = true});
+        const tf::Tensor y = (*layer)(x);
+        CHECK_FALSE(layer->bias().defined());
+        const RefOut ref = reference(kind,
+                                     values(x),
+                                     B,
+                                     T,
+                                     F,
+                                     U,
+                                     values(layer->kernel()),
+                                     values(layer->recurrent_kernel()),
+                                     {},
+                                     {},
+                                     false,
+                                     {},
+                                     {});
+        check_close(y, tf::constant(ref.seq, tf::Shape{B, T, U}, tf::float64), 1e-12, 1e-12);
+        // mixed_bfloat16: bfloat16 compute (the op loop), float32 weights.
+        auto mixed = make(kind, U, {.dtype = "mixed_bfloat16"});
+        const tf::Tensor ym = (*mixed)(tf::cast(x, tf::float32));
+        CHECK(ym.dtype() == tf::bfloat16);
+        CHECK(ym.shape() == tf::Shape{B, U});
+        CHECK(mixed->kernel().dtype() == tf::float32);
+    }
+}
+
 TEST_CASE("The float32 kernels agree with the float64 ones", "[keras][recurrent]") {
     const tf::Tensor x64 = random_f64({3, 7, 5}, -1, 1, 81);
     const tf::Tensor m = tf::constant(
