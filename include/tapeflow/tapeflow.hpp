@@ -36,6 +36,7 @@
 #include <tapeflow/keras/layers/convolutional.hpp>
 #include <tapeflow/keras/layers/core.hpp>
 #include <tapeflow/keras/layers/normalization.hpp>
+#include <tapeflow/keras/layers/recurrent.hpp>
 #include <tapeflow/keras/losses.hpp>
 #include <tapeflow/keras/metrics.hpp>
 #include <tapeflow/keras/mixed_precision.hpp>

@@ -223,9 +223,16 @@ Tensor Sequential::call(const Tensor& x, bool training) {
     if (layers_.empty())
         throw errors::FailedPreconditionError(fmt::format(
             "Sequential model \"{}\" has no layers; add() some before calling it", name()));
+    // Keras' masks: each layer gets the previous one's compute_mask (none unless a layer makes
+    // one).
     Tensor h = x;
-    for (const auto& layer : layers_)
-        h = (*layer)(h, training);
+    Tensor mask;
+    for (const auto& layer : layers_) {
+        Tensor next =
+            mask.defined() ? layer->call_with_mask(h, mask, training) : (*layer)(h, training);
+        mask = layer->compute_mask(h, mask);
+        h = std::move(next);
+    }
     return h;
 }
 

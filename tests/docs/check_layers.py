@@ -48,6 +48,8 @@ EXCEPTIONS = {
     ("lib/ops/apply.cpp", "lib/autograd/tape.hpp"),
     ("lib/ops/attention.cpp", "lib/autograd/tape.hpp"),
     ("lib/ops/layer_norm.cpp", "lib/autograd/tape.hpp"),
+    ("lib/ops/rnn.cpp", "lib/autograd/tape.hpp"),
+    ("lib/ops/rnn.cpp", "include/tapeflow/autograd/gradient_tape.hpp"),
     ("lib/ops/training_ops.cpp", "lib/autograd/variable_update.hpp"),
     ("lib/ops/training_ops.hpp", "include/tapeflow/autograd/variable.hpp"),
     ("lib/ops/op_def.hpp", "include/tapeflow/autograd/gradient.hpp"),

@@ -77,6 +77,8 @@ public:
 
 struct EmbeddingOptions {
     Initializer embeddings_initializer = initializers::random_uniform();  // Keras' "uniform"
+    /// Id 0 is padding: compute_mask gives ids != 0 (bool), which Sequential passes on.
+    bool mask_zero = false;
     std::string name = "";
     /// Keras' dtype=: a policy name ("mixed_float16", "float32", ...); "" = the global policy.
     std::string dtype = "";
@@ -90,6 +92,8 @@ public:
     Embedding(int64_t input_dim, int64_t output_dim, EmbeddingOptions options = {});
     void build(const Shape& input_shape) override;
     Tensor call(const Tensor& ids, bool training) override;
+    /// With mask_zero: not_equal(ids, 0) (bool, the ids' shape); else none.
+    Tensor compute_mask(const Tensor& ids, const Tensor& mask) const override;
     Variable embeddings() const { return embeddings_; }
 
 protected:
