@@ -2,9 +2,11 @@
 // with public ops (strided_slice, slice, reductions), so each has its gradient from theirs.
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include <tapeflow/core/device.hpp>
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/image.hpp>
 #include <tapeflow/ops/array.hpp>
@@ -49,7 +51,10 @@ Tensor random_flip(const Tensor& image,
     require_image(image, op);
     const bool batch = image.rank() == 4;
     const Tensor flipped = reverse_axis(image, batch ? axis + 1 : axis);
-    // One uniform draw per image; < 0.5 flips (TensorFlow rounds the draw per batch item).
+    // One uniform draw per image, made where the image is; < 0.5 flips (TensorFlow rounds the
+    // draw per batch item).
+    std::optional<DeviceScope> on_device;
+    if (image.device() != default_device()) on_device.emplace(image.device());
     const Tensor u = random::uniform(
         batch ? Shape{image.shape()[0], 1, 1, 1} : Shape{}, 0, 1, DType::float32, seed);
     Tensor flip = less(u, scalar_like(u, 0.5));

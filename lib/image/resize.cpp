@@ -2,9 +2,11 @@
 // gathers times weights (the gradient scatters back through gather's). float64 stays float64,
 // every other dtype computes in float32 ("nearest" keeps the dtype: it only gathers).
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include <tapeflow/core/device.hpp>
 #include <tapeflow/core/error.hpp>
 #include <tapeflow/image.hpp>
 #include <tapeflow/ops/array.hpp>
@@ -106,6 +108,9 @@ Tensor resize(const Tensor& images,
         new_height = static_cast<int64_t>(std::nearbyint(factor * static_cast<float>(height)));
         new_width = static_cast<int64_t>(std::nearbyint(factor * static_cast<float>(width)));
     }
+    // The taps' index and weight tensors go where the images are.
+    std::optional<DeviceScope> on_device;
+    if (images.device() != default_device()) on_device.emplace(images.device());
     const image_plan::Taps rows = taps_for(method, antialias, height, new_height);
     const image_plan::Taps cols = taps_for(method, antialias, width, new_width);
     Tensor y = x;

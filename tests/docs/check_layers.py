@@ -4,7 +4,7 @@ between two folders of one layer, is one the page lists (EXCEPTIONS below, each 
 reason), and each listed one still exists.
 
 Layers, bottom up: core; kernels (lib/kernels/*, cuda/); ops; autograd; data, summary, io,
-distribute, interop, proto; profiler; train; keras. A file of include/tapeflow/ belongs to the layer of the
+distribute, interop, proto, distributions, image; profiler; train; keras. A file of include/tapeflow/ belongs to the layer of the
 folder that implements it. Checked: the `#include "..."` and `#include <tapeflow/...>` lines of
 every file of lib/, cuda/ and include/tapeflow/. Usage: check_layers.py <source root>
 """
@@ -13,13 +13,14 @@ import re
 import sys
 
 RANK = {"core": 0, "kernels": 1, "cuda": 1, "ops": 2, "autograd": 3, "data": 4, "summary": 4,
-        "io": 4, "distribute": 4, "interop": 4, "proto": 4, "distributions": 4, "profiler": 5,
+        "io": 4, "distribute": 4, "interop": 4, "proto": 4, "distributions": 4, "image": 4,
+        "profiler": 5,
         "train": 6, "keras": 7}
 # Public headers outside a folder: the layer of the code that implements them.
 PUBLIC_TOP = {"version.hpp": "core", "random.hpp": "ops", "data.hpp": "data",
               "summary.hpp": "summary", "io.hpp": "io", "distribute.hpp": "distribute",
               "dlpack.hpp": "interop", "profiler.hpp": "profiler",
-              "distributions.hpp": "distributions",
+              "distributions.hpp": "distributions", "image.hpp": "image",
               "tapeflow.hpp": None}
 INCLUDE = re.compile(r'^\s*#\s*include\s+([<"])([^>"]+)[>"]', re.M)
 
@@ -62,6 +63,7 @@ EXCEPTIONS = {
     ("summary", "lib/io/record_file.hpp"),
     ("summary", "lib/io/file_util.hpp"),
     ("lib/summary/summary_writer.cpp", "include/tapeflow/distribute.hpp"),
+    ("lib/image/png_image.cpp", "lib/summary/encoders.hpp"),
     ("include/tapeflow/distribute.hpp", "include/tapeflow/data.hpp"),
     # Distribute wraps train's optimizers.
     ("include/tapeflow/distribute.hpp", "include/tapeflow/train/optimizer.hpp"),

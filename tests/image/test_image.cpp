@@ -437,3 +437,29 @@ TEST_CASE("PNG encode and decode round trip, with channel conversions", "[image]
     CHECK_THROWS_AS(tf::image::encode_png(tf::cast(tf::zeros({2, 2, 5}), tf::uint8)),
                     tf::errors::InvalidArgumentError);
 }
+
+TEST_CASE("tf::image runs on the GPU and matches the CPU", "[image][gpu]") {
+    if (!tf::cuda::is_available()) {
+        WARN("no usable GPU: the image ops' GPU check is skipped");
+        return;
+    }
+    const tf::Device gpu = tf::Device::cuda(0);
+    const tf::Tensor x = tf::random::uniform({2, 5, 6, 3});
+    for (const char* m : {"bilinear", "nearest", "bicubic", "area"}) {
+        INFO(m);
+        const tf::Tensor on_gpu = tf::image::resize(x.to(gpu), {7, 4}, m);
+        REQUIRE(on_gpu.device() == gpu);
+        check_close(on_gpu.cpu(), tf::image::resize(x, {7, 4}, m), 1e-5, 1e-6);
+    }
+    check_close(tf::image::flip_left_right(x.to(gpu)).cpu(), tf::image::flip_left_right(x), 0, 0);
+    CHECK(tf::image::random_flip_up_down(x.to(gpu), 3).device() == gpu);
+    check_close(tf::image::per_image_standardization(x.to(gpu)).cpu(),
+                tf::image::per_image_standardization(x),
+                1e-5,
+                1e-6);
+    tf::GradientTape tape;
+    const tf::Tensor xg = x.to(gpu);
+    tape.watch(xg);
+    const tf::Tensor loss = tf::reduce_sum(tf::square(tf::image::resize(xg, {9, 9})));
+    CHECK(tape.gradient(loss, xg).dense().device() == gpu);
+}

@@ -467,3 +467,58 @@ TEST_CASE("Resizing: tf.image.resize, aspect-ratio crop / pad, integer images",
         Catch::Contains("Only one of"));
     CHECK_THROWS_WITH(resize(random_f64({4, 6})), Catch::Contains("Resizing"));
 }
+
+TEST_CASE("The issue-31 layers run on the GPU and match the CPU", "[keras][layers][gpu]") {
+    if (!tf::cuda::is_available()) {
+        WARN("no usable GPU: the layers' GPU check is skipped");
+        return;
+    }
+    const tf::Device gpu = tf::Device::cuda(0);
+    auto both = [&](auto make, const tf::Tensor& x, bool training) {
+        auto cpu_layer = make();
+        auto gpu_layer = make();
+        const tf::Tensor on_cpu = (*cpu_layer)(x, training);
+        const tf::Tensor on_gpu = (*gpu_layer)(x.to(gpu), training);
+        REQUIRE(on_gpu.device() == gpu);
+        const auto cv = cpu_layer->variables();
+        auto gv = gpu_layer->variables();
+        for (std::size_t i = 0; i < cv.size(); ++i) {
+            CHECK(gv[i].device() == gpu);
+            gv[i].assign(cv[i].value().to(gpu));
+        }
+        check_close((*gpu_layer)(x.to(gpu), training).cpu(), (*cpu_layer)(x, training), 1e-4, 1e-5);
+    };
+    const tf::Tensor img = tf::random::uniform({2, 6, 6, 4});
+    both(
+        [] {
+            return std::make_shared<kl::UpSampling2D>(
+                kl::UpSampling2DOptions{.interpolation = "bilinear"});
+        },
+        img,
+        false);
+    both(
+        [] {
+            return std::make_shared<kl::Conv2DTranspose>(
+                3, 3, kl::Conv2DTransposeOptions{.strides = 2, .padding = "same"});
+        },
+        img,
+        false);
+    both([] { return std::make_shared<kl::DepthwiseConv2D>(3); }, img, false);
+    both([] { return std::make_shared<kl::SeparableConv2D>(5, 3); }, img, false);
+    both(
+        [] {
+            return std::make_shared<kl::GroupNormalization>(
+                kl::GroupNormalizationOptions{.groups = 2});
+        },
+        img,
+        false);
+    both([] { return std::make_shared<kl::Resizing>(3, 5); }, img, false);
+    both([] { return std::make_shared<kl::ZeroPadding2D>(); }, img, false);
+    both([] { return std::make_shared<kl::MaxPooling1D>(2); },
+         tf::random::uniform({2, 6, 3}),
+         false);
+    kl::RandomFlip flip({.seed = 1});
+    CHECK(flip(img.to(gpu), true).device() == gpu);
+    kl::Add add;
+    CHECK(add({img.to(gpu), img.to(gpu)}).device() == gpu);
+}
