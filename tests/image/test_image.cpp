@@ -59,8 +59,9 @@ Weights bilinear_weights(int64_t in, int64_t out) {
     return wt;
 }
 
-// Keys' cubic (a = -0.5) on the four neighbours, outside ones dropped and the rest renormalized.
-Weights bicubic_weights(int64_t in, int64_t out) {
+// Keys' cubic (a = -0.5) on the four neighbours, outside ones dropped and the rest renormalized;
+// with `table`, the fraction rounded to TensorFlow's 1/1024 coefficient table.
+Weights bicubic_weights(int64_t in, int64_t out, bool table = false) {
     auto keys = [](double t) {
         t = std::abs(t);
         if (t < 1) return 1.5 * t * t * t - 2.5 * t * t + 1;
@@ -71,11 +72,12 @@ Weights bicubic_weights(int64_t in, int64_t out) {
     for (int64_t o = 0; o < out; ++o) {
         const double x = (o + 0.5) * double(in) / double(out) - 0.5;
         const int64_t f = int64_t(std::floor(x));
+        const double frac = table ? std::round((x - double(f)) * 1024) / 1024 : x - double(f);
         double sum = 0;
         for (int64_t s = f - 1; s <= f + 2; ++s)
-            if (s >= 0 && s < in) sum += keys(x - double(s));
+            if (s >= 0 && s < in) sum += keys(double(f) + frac - double(s));
         for (int64_t s = f - 1; s <= f + 2; ++s)
-            if (s >= 0 && s < in) wt[o][s] += keys(x - double(s)) / sum;
+            if (s >= 0 && s < in) wt[o][s] += keys(double(f) + frac - double(s)) / sum;
     }
     return wt;
 }
@@ -187,6 +189,14 @@ TEST_CASE("resize nearest, bicubic, area and antialias against the formulas", "[
                              tf::Shape{1, 2, 4, 1}),
                 1e-9,
                 1e-9);
+
+    // Fractions off the table (4 -> 7, 8 -> 5): TensorFlow rounds them to 1/1024 first.
+    check_close(
+        tf::image::resize(image_of(in, 4, 8), {7, 5}, "bicubic"),
+        tf::constant(apply2d(in, 8, bicubic_weights(4, 7, true), bicubic_weights(8, 5, true)),
+                     tf::Shape{1, 7, 5, 1}),
+        1e-6,
+        1e-7);
 
     // area: 4x8 -> 3x3 (fractional overlaps) and 2x4 (block means).
     for (const auto& [oh, ow] : std::vector<std::pair<int64_t, int64_t>>{{3, 3}, {2, 4}, {6, 11}})
