@@ -6,6 +6,7 @@
 
 #include <csetjmp>
 #include <cstring>
+#include <vector>
 
 #include <fmt/format.h>
 #include <png.h>
@@ -34,8 +35,10 @@ void on_error(png_structp png, png_const_charp msg) {
 }
 void on_warning(png_structp, png_const_charp) {}
 
-// Fills `out` (sized after the header is read); false with state->error set when libpng failed.
-bool decode(ReadState* state, int channels, DecodedPng* out) {
+// Fills `out` (sized after the header is read) through `rows` (the row pointers): both belong to
+// the caller, so a longjmp out of libpng skips no destructor here. False with state->error set
+// when libpng failed.
+bool decode(ReadState* state, int channels, DecodedPng* out, std::vector<png_bytep>* rows) {
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, state, on_error, on_warning);
     if (png == nullptr) return false;
     png_infop info = png_create_info_struct(png);
@@ -68,10 +71,10 @@ bool decode(ReadState* state, int channels, DecodedPng* out) {
     out->width = width;
     out->channels = want;
     out->pixels.resize(static_cast<std::size_t>(height) * width * static_cast<std::size_t>(want));
-    std::vector<png_bytep> rows(height);
+    rows->resize(height);
     for (png_uint_32 y = 0; y < height; ++y)
-        rows[y] = out->pixels.data() + static_cast<std::size_t>(y) * width * want;
-    png_read_image(png, rows.data());
+        (*rows)[y] = out->pixels.data() + static_cast<std::size_t>(y) * width * want;
+    png_read_image(png, rows->data());
     png_read_end(png, nullptr);
     png_destroy_read_struct(&png, &info, nullptr);
     return true;
@@ -89,7 +92,8 @@ DecodedPng decode_png(const std::string& contents, int channels) {
             "tf.io.decode_png: the data is not a PNG image (no PNG signature)");
     ReadState state{&contents, 0, {}};
     DecodedPng out;
-    if (!decode(&state, channels, &out))
+    std::vector<png_bytep> rows;
+    if (!decode(&state, channels, &out, &rows))
         throw errors::InvalidArgumentError(
             std::string("tf.io.decode_png: invalid PNG data: ") +
             (state.error[0] != '\0' ? state.error : "out of memory"));
