@@ -67,6 +67,9 @@ bool decode(ReadState* state, int channels, DecodedPng* out, std::vector<png_byt
     const png_uint_32 height = png_get_image_height(png, info);
     if (png_get_channels(png, info) != want || png_get_bit_depth(png, info) != 8)
         png_error(png, "unsupported PNG layout after conversion");
+    // TensorFlow's decoder refuses images whose pixel buffer does not fit an int.
+    if (static_cast<uint64_t>(width) * height * static_cast<uint64_t>(want) >= (uint64_t{1} << 31))
+        png_error(png, "PNG size too large for int");
     out->height = height;
     out->width = width;
     out->channels = want;

@@ -2,6 +2,7 @@
 // gathers times weights (the gradient scatters back through gather's). float64 stays float64,
 // every other dtype computes in float32 ("nearest" keeps the dtype: it only gathers).
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include <tapeflow/ops/creation.hpp>
 #include <tapeflow/ops/math.hpp>
 
+#include "core/sizes.hpp"
 #include "kernels/shared/image_plan.hpp"
 
 namespace tapeflow::image {
@@ -93,6 +95,12 @@ Tensor resize(const Tensor& images,
             "value(s){}",
             hw.size(),
             hw.size() == 2 ? fmt::format(" [{}, {}]", hw[0], hw[1]) : std::string()));
+    if (hw[0] > std::numeric_limits<int32_t>::max() || hw[1] > std::numeric_limits<int32_t>::max())
+        throw errors::InvalidArgumentError(fmt::format(
+            "tf.image.resize: 'size' values must fit in int32 (TensorFlow's size tensor), got "
+            "[{}, {}]",
+            hw[0],
+            hw[1]));
     const Tensor x = images.rank() == 4 ? images : expand_dims(images, 0);
     const int64_t height = x.shape()[1], width = x.shape()[2];
     if (height == 0 || width == 0)
@@ -108,15 +116,22 @@ Tensor resize(const Tensor& images,
         new_height = static_cast<int64_t>(std::nearbyint(factor * static_cast<float>(height)));
         new_width = static_cast<int64_t>(std::nearbyint(factor * static_cast<float>(width)));
     }
+    const DType out_dtype =
+        method == "nearest" || x.dtype() == DType::float64 ? x.dtype() : DType::float32;
+    // An output no allocator can hold fails before the taps (host tables as long as the output's
+    // sides) are made: InvalidArgumentError on overflow, else ResourceExhaustedError.
+    const char* op = method == "nearest" ? "ResizeNearestNeighbor" : "ResizeBilinear";
+    const Shape out_shape = op_shape({x.shape()[0], new_height, new_width, x.shape()[3]}, op);
+    checked_nbytes(out_shape, out_dtype, x.device());
     // The taps' index and weight tensors go where the images are.
     std::optional<DeviceScope> on_device;
     if (images.device() != default_device()) on_device.emplace(images.device());
-    const image_plan::Taps rows = taps_for(method, antialias, height, new_height);
-    const image_plan::Taps cols = taps_for(method, antialias, width, new_width);
-    Tensor y = x;
-    if (method != "nearest" && y.dtype() != DType::float64 && y.dtype() != DType::float32)
-        y = cast(y, DType::float32);
-    y = apply_taps(apply_taps(y, 1, rows), 2, cols);
+    Tensor y = oom_as_error(op, [&] {
+        const image_plan::Taps rows = taps_for(method, antialias, height, new_height);
+        const image_plan::Taps cols = taps_for(method, antialias, width, new_width);
+        const Tensor in = x.dtype() == out_dtype ? x : cast(x, out_dtype);
+        return apply_taps(apply_taps(in, 1, rows), 2, cols);
+    });
     return images.rank() == 4 ? y : squeeze(y, Axes(int64_t{0}));
 }
 
