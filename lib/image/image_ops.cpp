@@ -173,18 +173,28 @@ Tensor random_crop(const Tensor& value, Ints size, std::optional<uint64_t> seed)
             "(one non-negative size per dimension)",
             shape.debug_string(),
             fmt::join(target, ",")));
-    // TensorFlow: offset = uniform int32 in [0, int32 max) modulo (shape - size + 1).
-    const std::vector<int32_t> draws =
-        random::uniform(Shape{value.rank()},
-                        0,
-                        static_cast<double>(std::numeric_limits<int32_t>::max()),
-                        DType::int32,
-                        seed)
-            .to_vector<int32_t>();
-    std::vector<int64_t> begin(target.size());
+    // TensorFlow: offset = uniform int32 in [0, int32 max) modulo (shape - size + 1). The crop is
+    // gathers of offset + range(size) along the cropped axes, so no value is read on the host
+    // (the op can be traced by tf::function) and the gradient scatters back through them.
+    std::optional<DeviceScope> on_device;
+    if (value.device() != default_device()) on_device.emplace(value.device());
+    const Tensor draws = random::uniform(Shape{value.rank()},
+                                         0,
+                                         static_cast<double>(std::numeric_limits<int32_t>::max()),
+                                         DType::int32,
+                                         seed);
+    std::vector<int32_t> limits(target.size());
     for (std::size_t i = 0; i < target.size(); ++i)
-        begin[i] = draws[i] % (shape[static_cast<int64_t>(i)] - target[i] + 1);
-    return slice(value, begin, target);
+        limits[i] = static_cast<int32_t>(shape[static_cast<int64_t>(i)] - target[i] + 1);
+    const Tensor offsets = floormod(draws, constant(limits, Shape{value.rank()}, DType::int32));
+    Tensor out = value;
+    for (std::size_t i = 0; i < target.size(); ++i) {
+        const auto axis = static_cast<int64_t>(i);
+        if (target[i] == shape[axis]) continue;  // the whole axis: offset 0
+        const Tensor start = reshape(slice(offsets, {axis}, {1}), Shape{});
+        out = gather(out, range(0, target[i], 1, DType::int32) + start, axis);
+    }
+    return out;
 }
 
 Tensor per_image_standardization(const Tensor& image) {

@@ -281,15 +281,18 @@ Tensor RandomCrop::call(const Tensor& x, bool training) {
     const int64_t h = x.shape()[h_axis], w = x.shape()[h_axis + 1];
     Tensor y;
     if (h > height_ && w > width_) {
-        const std::vector<float> u =
-            random::uniform(
-                Shape{2}, 0, 1, DType::float32, detail::next_seed(options_.seed, calls_))
-                .to_vector<float>();
-        const auto start = [](float draw, int64_t room) {
-            return std::min<int64_t>(static_cast<int64_t>(draw * static_cast<float>(room + 1)),
-                                     room);
+        // Keras: one offset per batch, floor(u * (room + 1)); gathers of offset + range keep the
+        // draw on the device (no host read: the layer can run inside a tf::function).
+        const Tensor u = random::uniform(
+            Shape{2}, 0, 1, DType::float32, detail::next_seed(options_.seed, calls_));
+        const auto crop_axis = [&](const Tensor& in, int64_t k, int64_t size, int64_t room) {
+            const Tensor draw = reshape(slice(u, {k}, {1}), Shape{});
+            const Tensor scaled =
+                cast(floor(draw * scalar_like(draw, static_cast<double>(room + 1))), DType::int32);
+            const Tensor start = minimum(scaled, scalar_like(scaled, static_cast<double>(room)));
+            return gather(in, range(0, size, 1, DType::int32) + start, h_axis + k);
         };
-        y = window(x, start(u[0], h - height_), start(u[1], w - width_), height_, width_);
+        y = crop_axis(crop_axis(x, 0, height_, h - height_), 1, width_, w - width_);
     } else {
         const std::vector<int64_t> box = aspect_window(h, w, height_, width_);
         y = window(x, box[0], box[1], box[2], box[3]);
