@@ -26,6 +26,7 @@
 #include <tapeflow/distribute.hpp>
 #include <tapeflow/distributions.hpp>
 #include <tapeflow/dlpack.hpp>
+#include <tapeflow/function.hpp>
 #include <tapeflow/image.hpp>
 #include <tapeflow/io.hpp>
 #include <tapeflow/keras/activations.hpp>
@@ -54,6 +55,7 @@
 #include <tapeflow/ops/einsum.hpp>
 #include <tapeflow/ops/math.hpp>
 #include <tapeflow/ops/nn.hpp>
+#include <tapeflow/ops/print.hpp>
 #include <tapeflow/ops/sort.hpp>
 #include <tapeflow/profiler.hpp>
 #include <tapeflow/random.hpp>

@@ -49,6 +49,15 @@ struct LoadWeightsOptions {
     bool skip_mismatch = false;  // skip (with a warning) weights whose count or shape differs
 };
 
+/// Model::compile's options (Keras' compile arguments).
+struct CompileOptions {
+    /// Keras' run_eagerly: false (the default) runs fit's, evaluate's and predict's steps through
+    /// tf::function (traced once per batch shape, then replayed); true runs them eagerly.
+    bool run_eagerly = false;
+    /// Accepted for Keras' signature: tf::function always fuses element-wise chains.
+    bool jit_compile = false;
+};
+
 /// Subclass Model and override call() (track the layers you use with track()), or use Sequential.
 class Model : public layers::Layer {
 public:
@@ -57,7 +66,8 @@ public:
     /// Any tf::train or tf::keras optimizer; metrics are updated with (y, y_pred, sample_weight).
     void compile(std::shared_ptr<train::Optimizer> optimizer,
                  std::shared_ptr<losses::Loss> loss,
-                 std::vector<std::shared_ptr<metrics::Metric>> metrics = {});
+                 std::vector<std::shared_ptr<metrics::Metric>> metrics = {},
+                 CompileOptions options = {});
     bool compiled() const { return optimizer_ != nullptr; }
 
     /// Trains on x, y (first dimensions equal). FailedPreconditionError before compile.
@@ -119,9 +129,17 @@ private:
                     const std::function<std::map<std::string, double>()>& validate,
                     const FitOptions& options);
 
+    // The steps fit, evaluate and predict run: train_step / test_step / the forward pass, each
+    // through a tf::function unless compiled with run_eagerly (model.cpp).
+    Tensor test_step(const Tensor& x, const Tensor& y, const Tensor& sample_weight);
+
     std::shared_ptr<train::Optimizer> optimizer_;
     std::shared_ptr<losses::Loss> loss_;
     std::vector<std::shared_ptr<metrics::Metric>> metrics_;
+    CompileOptions compile_options_;
+    std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)> train_function_;
+    std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)> test_function_;
+    std::function<Tensor(const Tensor&)> predict_function_;
 };
 
 /// A stack of layers, each applied to the previous one's output.
