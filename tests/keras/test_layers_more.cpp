@@ -522,3 +522,26 @@ TEST_CASE("The issue-31 layers run on the GPU and match the CPU", "[keras][layer
     kl::Add add;
     CHECK(add({img.to(gpu), img.to(gpu)}).device() == gpu);
 }
+
+TEST_CASE("RandomFlip and RandomCrop replay in a tf::function as eagerly",
+          "[keras][layers][preprocessing][function]") {
+    const tf::Tensor x = random_f64({6, 5, 7, 2});
+    auto eager_run = [&](auto& flip, auto& crop) {
+        std::vector<tf::Tensor> out;
+        for (int i = 0; i < 3; ++i)
+            out.push_back(crop(flip(x, true), true));
+        return out;
+    };
+    kl::RandomFlip flip_a({.seed = 3});
+    kl::RandomCrop crop_a(3, 4, {.seed = 4});
+    tf::random::set_seed(8);
+    const std::vector<tf::Tensor> eager = eager_run(flip_a, crop_a);
+    kl::RandomFlip flip_b({.seed = 3});
+    kl::RandomCrop crop_b(3, 4, {.seed = 4});
+    tf::random::set_seed(8);
+    auto step = tf::function([&](const tf::Tensor& in) { return crop_b(flip_b(in, true), true); });
+    for (int i = 0; i < 3; ++i)
+        check_close(step(x), eager[static_cast<std::size_t>(i)], 0, 0);
+    CHECK(step.experimental_get_tracing_count() == 1);
+    CHECK(tf::image::random_crop(x, {2, 5, 7, 2}, 1).shape() == tf::Shape{2, 5, 7, 2});
+}
