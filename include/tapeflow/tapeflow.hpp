@@ -29,7 +29,9 @@
 #include <tapeflow/io.hpp>
 #include <tapeflow/keras/activations.hpp>
 #include <tapeflow/keras/callbacks.hpp>
+#include <tapeflow/keras/functional.hpp>
 #include <tapeflow/keras/initializers.hpp>
+#include <tapeflow/keras/keras_tensor.hpp>
 #include <tapeflow/keras/layer.hpp>
 #include <tapeflow/keras/layers/attention.hpp>
 #include <tapeflow/keras/layers/convolutional.hpp>

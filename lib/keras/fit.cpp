@@ -50,8 +50,7 @@ History Model::run_fit(const std::function<void(int64_t)>& begin_epoch,
         while (next_batch(batch)) {
             for (const auto& cb : options.callbacks)
                 cb->on_train_batch_begin(step, {});
-            const Tensor& w = batch.size() > 2 ? batch[2] : Tensor();
-            tracker.add(train_step(batch[0], batch[1], w), batch[0]);
+            tracker.add(step_on(batch), batch[0]);
             const bool draw = bar.due();
             const callbacks::Logs running =
                 batch_logs || draw ? detail::logs_of(tracker, metrics_) : callbacks::Logs{};

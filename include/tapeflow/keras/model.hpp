@@ -59,6 +59,24 @@ public:
                  std::shared_ptr<losses::Loss> loss,
                  std::vector<std::shared_ptr<metrics::Metric>> metrics = {});
     bool compiled() const { return optimizer_ != nullptr; }
+    /// One loss per output (Keras' compile(loss=[...], loss_weights=[...])): the total loss is
+    /// sum(loss_weights[i] * losses[i](y[i], y_pred[i])), loss_weights 1 when empty.
+    void compile(std::shared_ptr<train::Optimizer> optimizer,
+                 std::vector<std::shared_ptr<losses::Loss>> losses,
+                 std::vector<double> loss_weights,
+                 std::vector<std::shared_ptr<metrics::Metric>> metrics = {});
+    /// Keras' string identifiers (optimizers "adam", "sgd", "rmsprop", "adamw", ... with Keras'
+    /// defaults; losses "mse", "sparse_categorical_crossentropy", ...; metrics "accuracy", "mae",
+    /// "auc", ...). An unknown identifier raises InvalidArgumentError listing the valid ones.
+    void compile(const std::string& optimizer,
+                 const std::string& loss,
+                 const std::vector<std::string>& metrics = {});
+    void compile(std::shared_ptr<train::Optimizer> optimizer,
+                 const std::string& loss,
+                 const std::vector<std::string>& metrics = {});
+    void compile(const std::string& optimizer,
+                 std::shared_ptr<losses::Loss> loss,
+                 std::vector<std::shared_ptr<metrics::Metric>> metrics = {});
 
     /// Trains on x, y (first dimensions equal). FailedPreconditionError before compile.
     History fit(const Tensor& x, const Tensor& y, FitOptions options = {});
@@ -74,6 +92,16 @@ public:
     std::map<std::string, double> evaluate(const data::Dataset<std::vector<Tensor>>& data);
     /// The outputs for x in inference mode, batch by batch, concatenated.
     Tensor predict(const Tensor& x, int64_t batch_size = 32);
+    /// Several inputs or outputs (a Functional model; any model runs through call_multi()): one
+    /// tensor per input and per output. Metrics need a model with one output.
+    History fit(const std::vector<Tensor>& x,
+                const std::vector<Tensor>& y,
+                FitOptions options = {});
+    std::map<std::string, double> evaluate(const std::vector<Tensor>& x,
+                                           const std::vector<Tensor>& y,
+                                           int64_t batch_size = 32);
+    /// One tensor per output.
+    std::vector<Tensor> predict(const std::vector<Tensor>& x, int64_t batch_size = 32);
     /// Keras' table: "Model: \"name\"", one row per layer (name (type), output shape, params), then
     /// Total / Trainable / Non-trainable params with their sizes.
     std::string summary() const;
@@ -81,6 +109,14 @@ public:
     /// One training step (forward under a tape, gradients, apply, metrics); returns the loss.
     /// Override to customize training, as Keras' train_step.
     virtual Tensor train_step(const Tensor& x, const Tensor& y, const Tensor& sample_weight);
+    /// The training step of the std::vector forms (call_multi, the per-output losses).
+    virtual Tensor train_step(const std::vector<Tensor>& x,
+                              const std::vector<Tensor>& y,
+                              const Tensor& sample_weight);
+    /// The total loss of the outputs `y_pred` against `y` (the per-output losses and weights).
+    Tensor compute_loss(const std::vector<Tensor>& y,
+                        const std::vector<Tensor>& y_pred,
+                        const Tensor& sample_weight) const;
     /// The layers shown by summary(): the tracked submodules that are layers.
     virtual std::vector<std::shared_ptr<layers::Layer>> layers() const;
 
@@ -119,9 +155,17 @@ private:
                     const std::function<std::map<std::string, double>()>& validate,
                     const FitOptions& options);
 
+    // The vector forms: batches hold [x_0.., y_0.., sample_weight] with `packed_inputs_` inputs
+    // (0: the Tensor forms' [x, y, sample_weight]).
+    Tensor step_on(const std::vector<Tensor>& batch);
+    Tensor evaluate_on(const std::vector<Tensor>& batch);
+
     std::shared_ptr<train::Optimizer> optimizer_;
     std::shared_ptr<losses::Loss> loss_;
     std::vector<std::shared_ptr<metrics::Metric>> metrics_;
+    std::vector<std::shared_ptr<losses::Loss>> output_losses_;
+    std::vector<double> loss_weights_;
+    std::size_t packed_inputs_ = 0;
 };
 
 /// A stack of layers, each applied to the previous one's output.
