@@ -35,9 +35,12 @@ History Model::run_fit(const std::function<void(int64_t)>& begin_epoch,
     stop_training = false;
     History history;
     callbacks::Logs logs;
+    resume_epoch.reset();
     for (const auto& cb : options.callbacks)
         cb->on_train_begin({});
-    for (int64_t epoch = options.initial_epoch; epoch < options.epochs && !stop_training; ++epoch) {
+    const int64_t first_epoch = resume_epoch.value_or(options.initial_epoch);
+    resume_epoch.reset();
+    for (int64_t epoch = first_epoch; epoch < options.epochs && !stop_training; ++epoch) {
         begin_epoch(epoch);
         for (const auto& m : metrics_)
             m->reset_state();
@@ -58,6 +61,7 @@ History Model::run_fit(const std::function<void(int64_t)>& begin_epoch,
                 cb->on_train_batch_end(step, running);
             ++step;
             if (draw) bar.update(step, running);
+            if (stop_training) break;  // Keras 3: a callback ends the epoch at this batch
         }
         if (step == 0)
             throw errors::InvalidArgumentError(

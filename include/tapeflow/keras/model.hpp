@@ -140,8 +140,11 @@ public:
     train::Optimizer* optimizer() const { return optimizer_.get(); }
     losses::Loss* loss() const { return loss_.get(); }
     const std::vector<std::shared_ptr<metrics::Metric>>& metrics() const { return metrics_; }
-    /// Set by a callback (EarlyStopping) to end fit after the current epoch.
+    /// Set by a callback to end fit: after the current epoch (EarlyStopping), or, when set in
+    /// on_train_batch_end (TerminateOnNaN), after that batch, as Keras 3.
     bool stop_training = false;
+    /// Set by a callback in on_train_begin (BackupAndRestore) to start fit at that epoch.
+    std::optional<int64_t> resume_epoch;
 
 protected:
     Model(std::string name, std::string_view class_name);
