@@ -29,6 +29,7 @@
 #include <tapeflow/io.hpp>
 #include <tapeflow/keras/activations.hpp>
 #include <tapeflow/keras/callbacks.hpp>
+#include <tapeflow/keras/config.hpp>
 #include <tapeflow/keras/functional.hpp>
 #include <tapeflow/keras/initializers.hpp>
 #include <tapeflow/keras/keras_tensor.hpp>
@@ -43,6 +44,7 @@
 #include <tapeflow/keras/model.hpp>
 #include <tapeflow/keras/module.hpp>
 #include <tapeflow/keras/optimizers.hpp>
+#include <tapeflow/keras/saving.hpp>
 #include <tapeflow/keras/tf1_losses.hpp>
 #include <tapeflow/ops/array.hpp>
 #include <tapeflow/ops/attention.hpp>

@@ -109,6 +109,7 @@ Tensor Layer::operator()(const Tensor& x, bool training) {
         choose_variable_dtype(in);
         build(in.shape());
         built_ = true;
+        build_input_shape_ = in.shape();
     }
     check_input(in, input_spec_);
     Tensor y = call_with_policy([&] { return call(in, training); });

@@ -22,6 +22,7 @@ public:
     /// `shape` without the batch dimension; name "" = "input_layer", "input_layer_1", ...
     InputLayer(Shape shape, DType dtype, std::string name = "");
     Tensor call(const Tensor& x, bool training) override;
+    Config get_config() const override;
     /// With the batch dimension as -1.
     const Shape& batch_shape() const { return batch_shape_; }
     DType dtype() const { return dtype_; }
@@ -50,6 +51,7 @@ public:
                std::vector<KerasTensor> outputs,
                std::string name = "");
     Tensor call(const Tensor& x, bool training) override;
+    Config get_config() const override;
     std::vector<Tensor> call_multi(const std::vector<Tensor>& inputs, bool training) override;
     /// The InputLayers, then each layer once, in the order the graph runs them.
     std::vector<std::shared_ptr<layers::Layer>> layers() const override { return layers_; }

@@ -14,6 +14,7 @@
 
 #include <tapeflow/core/export.hpp>
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/keras/config.hpp>
 #include <tapeflow/keras/dtype_policy.hpp>
 #include <tapeflow/keras/keras_tensor.hpp>
 #include <tapeflow/keras/module.hpp>
@@ -70,6 +71,13 @@ public:
     std::vector<KerasTensor> call_symbolic(const std::vector<KerasTensor>& inputs);
     /// How many times the layer was called on KerasTensors (Keras' len(layer._inbound_nodes)).
     int64_t inbound_node_count() const { return inbound_nodes_; }
+
+    /// Keras' get_config(): the constructor's arguments under Keras 3's keys, with "name",
+    /// "trainable" and "dtype" (a serialized DTypePolicy). A layer that overrides it starts from
+    /// Layer::get_config(); tf::keras::saving::register_layer makes it loadable (saving.hpp).
+    virtual Config get_config() const;
+    /// The shape of the input the layer was built from (nullopt before; Keras' build_config).
+    const std::optional<Shape>& build_input_shape() const { return build_input_shape_; }
 
     /// The Keras class name ("Dense"; a user subclass: its C++ class name).
     std::string class_name() const;
@@ -134,6 +142,7 @@ private:
     std::string class_name_;
     InputSpec input_spec_;
     std::optional<Shape> output_shape_;
+    std::optional<Shape> build_input_shape_;
     DType variable_dtype_ = DType::float32;
     bool built_ = false;
     int64_t inbound_nodes_ = 0;

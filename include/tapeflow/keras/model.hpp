@@ -136,6 +136,11 @@ public:
     /// tf.keras 2's load_weights(filepath, by_name, skip_mismatch): by_name (".h5" files only)
     /// matches layers by name instead of by order.
     void load_weights(const std::string& filepath, const LoadWeightsOptions& options);
+    /// Keras 3's whole-model archive ("*.keras"): a zip (stored) of config.json (get_config of
+    /// the model and its layers), metadata.json and model.weights.h5 (save_weights' layout),
+    /// written atomically. Sequential and Functional models of registered layers;
+    /// tf::keras::models::load_model reads it back (saving.hpp).
+    void save(const std::string& filepath) const;
 
     train::Optimizer* optimizer() const { return optimizer_.get(); }
     losses::Loss* loss() const { return loss_.get(); }
@@ -178,6 +183,7 @@ public:
     void add(std::shared_ptr<layers::Layer> layer);
     Tensor call(const Tensor& x, bool training) override;
     std::vector<std::shared_ptr<layers::Layer>> layers() const override { return layers_; }
+    Config get_config() const override;
 
 private:
     std::vector<std::shared_ptr<layers::Layer>> layers_;
