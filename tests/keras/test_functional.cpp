@@ -191,3 +191,34 @@ TEST_CASE("Functional: bad graphs and bad calls raise typed errors",
     kk::Functional two({a, b}, {sum});
     CHECK_THROWS_WITH(two(tf::ones({2, 3})), Catch::Contains("2 inputs"));
 }
+
+namespace {
+std::vector<std::string> warnings;
+void capture(tf::logging::Level level, std::string_view message) {
+    if (level == tf::logging::WARN) warnings.emplace_back(message);
+}
+
+// Calls a Dense it never tracked (the bug the warning is for), and one it did.
+struct Forgetful : kl::Layer {
+    Forgetful() : kl::Layer("forgetful") {}
+    std::shared_ptr<kl::Dense> lost = std::make_shared<kl::Dense>(2);
+    std::shared_ptr<kl::Dense> kept = track(std::make_shared<kl::Dense>(2));
+    tf::Tensor call(const tf::Tensor& x, bool t) override { return (*kept)((*lost)(x, t), t); }
+};
+}  // namespace
+
+TEST_CASE("A layer that calls a layer it does not track gets one warning per class",
+          "[keras][functional][tracking]") {
+    warnings.clear();
+    tf::logging::set_sink(capture);
+    Forgetful a, b;
+    a(tf::ones({1, 3}));
+    a(tf::ones({1, 3}));
+    b(tf::ones({1, 3}));
+    tf::logging::set_sink(nullptr);
+    REQUIRE(warnings.size() == 1);
+    CHECK_THAT(warnings[0],
+               Catch::Contains("does not track it") && Catch::Contains(a.lost->name()) &&
+                   Catch::Contains("Forgetful"));
+    CHECK(a.variables().size() == 2);  // only the tracked Dense's
+}

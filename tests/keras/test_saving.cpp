@@ -200,6 +200,32 @@ TEST_CASE("Sequential: save and load_model give the same predictions bit for bit
 
     const auto loaded = kk::models::load_model(path);
     CHECK(loaded->name() == "digits");
+    // Keras 2.15's .keras config: an InputLayer with "batch_input_shape", no build_input_shape.
+    {
+        kk::Config old_style = config;
+        kk::Config inner = old_style["config"];
+        kk::Config list = kk::Config::array();
+        kk::Config input;
+        input.set("module", "keras.layers");
+        input.set("class_name", "InputLayer");
+        input.set(
+            "config",
+            kk::Config::parse(R"({"batch_input_shape": [null, 8, 8, 1], "dtype": "float32", )"
+                              R"("sparse": false, "ragged": false, "name": "conv2d_input"})"));
+        list.push_back(input);
+        for (const kk::Config& layer : inner["layers"].as_array())
+            list.push_back(layer);
+        inner.set("layers", list);
+        inner.set("build_input_shape", kk::Config());
+        old_style.set("config", inner);
+        const std::string old_path = (dir / "old.keras").string();
+        tf::io::zip::write_archive(old_path,
+                                   {{"metadata.json", {members[0].bytes}},
+                                    {"config.json", {old_style.dump()}},
+                                    {"model.weights.h5", {members[2].bytes}}},
+                                   false);
+        CHECK(floats(kk::models::load_model(old_path)->predict(x)) == floats(model->predict(x)));
+    }
     CHECK(loaded->class_name() == "Sequential");
     CHECK_FALSE(loaded->compiled());
     CHECK(floats(loaded->predict(x)) == floats(model->predict(x)));

@@ -53,7 +53,9 @@ public:
 
     /// Builds on the first call (build(x.shape()) under the layer's name scope, on x's device),
     /// checks x against input_spec() (InvalidArgumentError naming the layer, the expected and the
-    /// received shape), then returns call(x, training).
+    /// received shape), then returns call(x, training). During a layer's first call, a layer it
+    /// calls but never tracked (track()) gets a warning, once per class: its weights would be
+    /// missing from variables(), the optimizer and saved files (C++ cannot see members).
     Tensor operator()(const Tensor& x, bool training = false);
     virtual Tensor call(const Tensor& x, bool training) = 0;
     virtual void build(const Shape& input_shape) { (void)input_shape; }
@@ -143,6 +145,7 @@ private:
     InputSpec input_spec_;
     std::optional<Shape> output_shape_;
     std::optional<Shape> build_input_shape_;
+    bool tracking_checked_ = false;  // the first call checked that called layers are tracked
     DType variable_dtype_ = DType::float32;
     bool built_ = false;
     int64_t inbound_nodes_ = 0;

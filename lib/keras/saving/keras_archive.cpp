@@ -39,6 +39,17 @@ DType dtype_from(const Config& c) {
     return parse_dtype(c.is_string() ? c.as_string() : std::string("float32"));
 }
 
+// InputLayer's "batch_shape" (Keras 3) or "batch_input_shape" (Keras 2's .keras files).
+Shape batch_shape_of(const Config& input_config) {
+    const Config shape = input_config.get("batch_shape", input_config.get("batch_input_shape", {}));
+    if (!shape.is_array())
+        throw errors::DataLossError(fmt::format("load_model: InputLayer \"{}\" has no batch_shape",
+                                                input_config.get("name", "").is_string()
+                                                    ? input_config.get("name", "").as_string()
+                                                    : std::string()));
+    return Shape(shape.as_shape());
+}
+
 Shape without_batch(const std::vector<int64_t>& batch_shape) {
     return Shape(std::vector<int64_t>(batch_shape.begin() + (batch_shape.empty() ? 0 : 1),
                                       batch_shape.end()));
@@ -150,8 +161,8 @@ std::shared_ptr<layers::Layer> sequential_from(const Config& c) {
         input_shape = c["build_input_shape"].as_shape();
     for (const Config& layer : c["layers"].as_array()) {
         if (layer["class_name"].as_string() == "InputLayer") {
+            input_shape = batch_shape_of(layer["config"]).dims();
             const Config& ic = layer["config"];
-            input_shape = ic.get("batch_shape", Config()).as_shape();
             input_dtype = dtype_from(ic.get("dtype", Config("float32")));
             continue;
         }
@@ -195,7 +206,7 @@ std::shared_ptr<layers::Layer> functional_from(const Config& c) {
                                                         : layer["config"]["name"].as_string();
         if (cls == "InputLayer") {
             const Config& ic = layer["config"];
-            produced[{name, 0}] = {Input(without_batch(ic["batch_shape"].as_shape()),
+            produced[{name, 0}] = {Input(without_batch(batch_shape_of(ic).dims()),
                                          dtype_from(ic.get("dtype", Config("float32"))),
                                          name)};
             continue;
@@ -300,7 +311,7 @@ void saving::register_models(std::map<std::string, LayerFactory>& factories) {
     factories["Sequential"] = sequential_from;
     factories["Functional"] = functional_from;
     factories["InputLayer"] = [](const Config& c) {
-        return std::make_shared<InputLayer>(without_batch(c["batch_shape"].as_shape()),
+        return std::make_shared<InputLayer>(without_batch(batch_shape_of(c).dims()),
                                             dtype_from(c.get("dtype", Config("float32"))),
                                             c.get("name", Config("")).as_string());
     };
@@ -388,6 +399,11 @@ std::shared_ptr<Model> load_model(const std::string& filepath) {
     if (!model)
         throw errors::InvalidArgumentError(fmt::format(
             "load_model: \"{}\" holds a {}, not a model", filepath, layer->class_name()));
+    // Keras' build_from_config for a model its config did not build (no InputLayer).
+    const Config build = serialized.get("build_config", Config());
+    if (model->variables().empty() && build.is_object() && build.contains("input_shape") &&
+        build["input_shape"].is_array())
+        (*model)(placeholder(build["input_shape"].as_shape(), DType::float32), false);
     if (weights != nullptr) {
         const ScratchWeights scratch(filepath);
         io::write_file_atomically(scratch.path, weights->bytes);
