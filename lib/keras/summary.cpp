@@ -1,5 +1,6 @@
 // Model.summary: Keras 3's table (rich's heavy-header box), params with thousands separators and
 // the weights' size in bytes (Keras' readable_memory_size: powers of 1024, two decimals).
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -107,9 +108,14 @@ bool sequential_like(const Functional& model) {
 
 // "dense[0][0], dense_1[0][0]": the inputs of the layer's calls inside `model` ("-" for none).
 std::string connections(const Functional& model, const layers::Layer& layer) {
+    std::vector<const keras::detail::Node*> calls;  // in the layer's call order, as Keras
+    for (const auto& node : model.nodes())
+        if (node->layer.get() == &layer) calls.push_back(node.get());
+    std::sort(calls.begin(), calls.end(), [](const auto* a, const auto* b) {
+        return a->node_index < b->node_index;
+    });
     std::string out;
-    for (const auto& node : model.nodes()) {
-        if (node->layer.get() != &layer) continue;
+    for (const auto* node : calls) {
         for (const KerasTensor& in : node->inputs) {
             if (!out.empty()) out += ", ";
             out += fmt::format("{}[{}][{}]", in.layer().name(), in.node_index(), in.tensor_index());

@@ -3,6 +3,7 @@
 // layout), and the model configs it holds: Sequential's "layers" / "build_input_shape" and
 // Functional's "layers" with "inbound_nodes", "input_layers" and "output_layers"
 // (keras/src/models/functional.py: get_config, functional_from_config).
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -88,14 +89,20 @@ Config Sequential::get_config() const {
 Config Functional::get_config() const {
     // Each layer's calls inside this model, numbered from 0 (a Functional layer from 1: Keras
     // counts the node that made it).
+    // Each layer's calls in the order it was called (Keras' _inbound_nodes).
+    std::map<const layers::Layer*, std::vector<const keras::detail::Node*>> calls;
+    for (const auto& node : nodes_)
+        calls[node->layer.get()].push_back(node.get());
+    for (auto& [layer, list] : calls)
+        std::sort(list.begin(), list.end(), [](const auto* x, const auto* y) {
+            return x->node_index < y->node_index;
+        });
     std::map<const keras::detail::Node*, int64_t> index;
-    std::map<const layers::Layer*, int64_t> count;
     for (const KerasTensor& in : inputs_)
         index[in.node().get()] = 0;
-    for (const auto& node : nodes_) {
-        const auto [it, fresh] = count.try_emplace(node->layer.get(), is_functional(*node->layer));
-        index[node.get()] = it->second++;
-    }
+    for (const auto& [layer, list] : calls)
+        for (std::size_t i = 0; i < list.size(); ++i)
+            index[list[i]] = static_cast<int64_t>(i) + (is_functional(*layer) ? 1 : 0);
     auto tensor_config = [&](const KerasTensor& t) {
         Config history = Config::array();
         history.push_back(t.layer().name());
@@ -121,8 +128,9 @@ Config Functional::get_config() const {
         Config serialized = saving::serialize_layer(*layer);
         serialized.set("name", layer->name());
         Config inbound = Config::array();
-        for (const auto& node : nodes_) {
-            if (node->layer != layer) continue;
+        const auto found = calls.find(layer.get());
+        for (const keras::detail::Node* node :
+             found == calls.end() ? std::vector<const keras::detail::Node*>{} : found->second) {
             Config args = Config::array();
             if (node->inputs.size() == 1) {
                 args.push_back(keras_tensor(node->inputs[0]));
