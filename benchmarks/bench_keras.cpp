@@ -155,6 +155,36 @@ void BM_layernorm(benchmark::State& state) {
     norm_step(state, ln, tf::random::uniform({64, 128, 256}));
 }
 
+// A recurrent layer forward and backward (gradients of its weights, no optimizer step): batch 32,
+// 100 steps, 128 -> 256 units, the whole sequence returned, loss mean(y^2); LibTorch's
+// torch::nn::LSTM / GRU run the same (torch_keras_cases.cpp).
+void rnn_step(benchmark::State& state, kl::Recurrent& rnn) {
+    const tf::Tensor x = tf::random::uniform({32, 100, 128});
+    rnn(x);
+    const std::vector<tf::Variable> vars = rnn.trainable_variables();
+    for (auto _ : state) {
+        std::vector<tf::Gradient> grads;
+        {
+            tf::GradientTape tape;
+            const tf::Tensor loss = tf::reduce_mean(tf::square(rnn(x, true)));
+            grads = tape.gradient(loss, vars);
+        }
+        benchmark::DoNotOptimize(grads);
+    }
+}
+
+void BM_lstm(benchmark::State& state) {
+    tf::random::set_seed(1);
+    kl::LSTM lstm(256, {.return_sequences = true});
+    rnn_step(state, lstm);
+}
+
+void BM_gru(benchmark::State& state) {
+    tf::random::set_seed(1);
+    kl::GRU gru(256, {.return_sequences = true});
+    rnn_step(state, gru);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -173,6 +203,8 @@ int main(int argc, char** argv) {
     })->UseRealTime();
     benchmark::RegisterBenchmark("keras/batchnorm_step/tapeflow", BM_batchnorm)->UseRealTime();
     benchmark::RegisterBenchmark("keras/layernorm_step/tapeflow", BM_layernorm)->UseRealTime();
+    benchmark::RegisterBenchmark("keras/lstm_fwd_bwd/tapeflow", BM_lstm)->UseRealTime();
+    benchmark::RegisterBenchmark("keras/gru_fwd_bwd/tapeflow", BM_gru)->UseRealTime();
     torch_keras_cases::register_cases(kSteps);
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

@@ -4,8 +4,8 @@
 // its time (Google Benchmark), for the sample's model (2 blocks) and a deeper one (8 blocks).
 //   build/benchmarks/bench_remat --benchmark_format=json > remat.json
 #include <cstdio>
-#include <random>
 #include <string>
+#include <tuple>
 
 #include <benchmark/benchmark.h>
 #include <omp.h>
@@ -26,15 +26,7 @@ struct Trainer {
     explicit Trainer(int64_t layers) : optimizer(3e-3) {
         tf::random::set_seed(7);
         model = lm::make_model(kVocab, layers);
-        std::mt19937 rng(1);
-        std::uniform_int_distribution<int32_t> id(0, kVocab - 1);
-        std::vector<int32_t> x(kBatch * lm::kContext), y(kBatch * lm::kContext);
-        for (auto& v : x)
-            v = id(rng);
-        for (auto& v : y)
-            v = id(rng);
-        xs = tf::constant(x, {kBatch, lm::kContext});
-        ys = tf::constant(y, {kBatch * lm::kContext});
+        std::tie(xs, ys) = lm::random_batch(kVocab, kBatch);
     }
     float step(bool checkpoint) {
         return optimizer.minimize([&] { return lm::loss_of(model, xs, ys, checkpoint); })

@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <random>
 
 #include <benchmark/benchmark.h>
 #include <sys/wait.h>
@@ -82,15 +81,9 @@ void BM_lm_train_step(benchmark::State& state) {
     tf::random::set_seed(7);
     const tm::Model model = tm::make_model(kVocab);
     tf::train::AdamOptimizer optimizer(3e-3);
-    std::mt19937 rng(1);
-    std::uniform_int_distribution<int32_t> id(0, kVocab - 1);
-    std::vector<int32_t> x(kBatch * tm::kContext), y(kBatch * tm::kContext);
-    for (auto& v : x)
-        v = id(rng);
-    for (auto& v : y)
-        v = id(rng);
-    const tf::Tensor xs = tf::constant(x, {kBatch, tm::kContext});
-    const tf::Tensor ys = tf::constant(y, {kBatch * tm::kContext});
+    const std::pair<tf::Tensor, tf::Tensor> batch = tm::random_batch(kVocab, kBatch);
+    const tf::Tensor& xs = batch.first;
+    const tf::Tensor& ys = batch.second;
     for (auto _ : state) {
         benchmark::DoNotOptimize(
             optimizer.minimize([&] { return tm::loss_of(model, xs, ys); }).item<float>());

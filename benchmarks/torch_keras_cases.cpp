@@ -92,6 +92,31 @@ void layernorm(benchmark::State& state) {
     norm_step(state, ln, torch::rand({64, 128, 256}));
 }
 
+// Recurrent layers, forward and backward (no optimizer step): batch 32, 100 steps, 128 -> 256
+// units, the whole sequence returned, loss mean(y^2).
+template <class Rnn>
+void rnn_step(benchmark::State& state, Rnn& rnn) {
+    const torch::Tensor x = torch::rand({32, 100, 128});
+    for (auto _ : state) {
+        rnn->zero_grad();
+        auto out = std::get<0>(rnn->forward(x));
+        auto loss = out.pow(2).mean();
+        loss.backward();
+    }
+}
+
+void lstm(benchmark::State& state) {
+    torch::manual_seed(1);
+    torch::nn::LSTM rnn(torch::nn::LSTMOptions(128, 256).batch_first(true));
+    rnn_step(state, rnn);
+}
+
+void gru(benchmark::State& state) {
+    torch::manual_seed(1);
+    torch::nn::GRU rnn(torch::nn::GRUOptions(128, 256).batch_first(true));
+    rnn_step(state, rnn);
+}
+
 }  // namespace
 
 bool available() {
@@ -110,6 +135,10 @@ void register_cases(int64_t steps_per_iteration) {
         ->UseRealTime();
     benchmark::RegisterBenchmark("keras/layernorm_step/libtorch",
                                  torch_cases::libtorch_case(layernorm))
+        ->UseRealTime();
+    benchmark::RegisterBenchmark("keras/lstm_fwd_bwd/libtorch", torch_cases::libtorch_case(lstm))
+        ->UseRealTime();
+    benchmark::RegisterBenchmark("keras/gru_fwd_bwd/libtorch", torch_cases::libtorch_case(gru))
         ->UseRealTime();
 }
 

@@ -81,8 +81,12 @@ struct Fallback {
 };
 // float64 normals: TensorFlow's BoxMullerDouble calls glibc's log and sincos, which no device
 // function reproduces bit for bit, so the CPU kernel draws them (CPU == GPU == TensorFlow's CPU).
-const std::array<Fallback, 2> kFallbacks{{{Op::random_normal, DTypeSet{DType::float64}},
-                                          {Op::truncated_normal, DTypeSet{DType::float64}}}};
+// RNNSequence and its gradient: no CUDA kernel yet (cuda/ops_cuda_fused.cpp).
+const std::array<Fallback, 4> kFallbacks{
+    {{Op::random_normal, DTypeSet{DType::float64}},
+     {Op::truncated_normal, DTypeSet{DType::float64}},
+     {Op::rnn_sequence, DTypeSet{DType::float32, DType::float64}},
+     {Op::rnn_sequence_grad, DTypeSet{DType::float32, DType::float64}}}};
 
 void identity_kernel(const KernelContext& ctx) {
     const Tensor& x = ctx.inputs[0];

@@ -1,7 +1,8 @@
 // Registry glue of the fused transformer ops on CUDA: LayerNorm and LayerNormGrad
 // (layer_norm_kernels.cu) and DotProductAttention and its backward (attention_kernels.cu). Attrs
 // and operands are read as the CPU kernels read them; heads larger than the tiled kernels take
-// (cuda_launch::kMaxAttentionHead) run through the host fallback.
+// (cuda_launch::kMaxAttentionHead) run through the host fallback, as RNNSequence and its gradient
+// do (no CUDA kernel yet).
 #include <algorithm>
 
 #include "launch_fused.hpp"
@@ -123,6 +124,11 @@ void register_fused_cuda(KernelRegistry& r) {
     r.add(Op::layer_norm_grad, kCuda, layer_norm_grad_kernel, kFloatTypes);
     r.add(Op::attention, kCuda, attention_kernel, kFloatTypes);
     r.add(Op::attention_grad, kCuda, attention_grad_kernel, kFloatTypes);
+    // The recurrent sequence op (lib/ops/rnn.cpp) has no CUDA kernel yet: the CPU kernel on host
+    // copies. The Keras layers run their op loop on the GPU instead (rnn::uses_fused).
+    const DTypeSet rnn_types{DType::float32, DType::float64};
+    r.add(Op::rnn_sequence, kCuda, host_fallback, rnn_types);
+    r.add(Op::rnn_sequence_grad, kCuda, host_fallback, rnn_types);
 }
 
 }  // namespace tapeflow::cuda_ops

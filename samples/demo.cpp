@@ -186,12 +186,17 @@ int main(int argc, char** argv) {
                    first_step,
                    args.steps);
     }
+    // The training step as a tf::function: traced on the first call, then replayed
+    // (docs/function.md).
+    auto train_step = tf::function([&](const tf::Tensor& x, const tf::Tensor& y) {
+        return optimizer.minimize([&] { return model.loss(x, y); }, {}, global_step);
+    });
     std::vector<float> losses;  // every kSummarySteps steps, for the audio summary
     while (!session.should_stop()) {
         auto loss = session.run([&] {
             const std::vector<tf::Tensor> xy = *batch;
             ++batch;
-            return optimizer.minimize([&] { return model.loss(xy[0], xy[1]); }, {}, global_step);
+            return train_step(xy[0], xy[1]);
         });
         const int64_t step = tt::global_step(global_step);
         if (step % kSummarySteps == 0) {

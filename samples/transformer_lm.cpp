@@ -141,9 +141,13 @@ int main(int argc, char** argv) {
     const auto start = std::chrono::steady_clock::now();
     double eval_loss = 0;
     const int64_t every = std::max<int64_t>(1, steps / 10);
+    // The training step, traced once and replayed (tf::function: docs/function.md).
+    auto train_step = tf::function([&](const tf::Tensor& x, const tf::Tensor& y) {
+        return optimizer.minimize([&] { return loss_of(model, x, y); });
+    });
     for (int64_t step = 1; step <= steps; ++step) {
         const auto [x, y] = windows(train, batch, rng);
-        const double loss = optimizer.minimize([&] { return loss_of(model, x, y); }).item<float>();
+        const double loss = train_step(x, y).item<float>();
         writer.scalar("loss", loss, step);
         if (step % every == 0 || step == steps) {
             eval_loss = loss_of(model, eval_x, eval_y).item<float>();

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cmath>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <tapeflow/tapeflow.hpp>
@@ -106,6 +108,19 @@ inline tf::Tensor loss_of(const Model& m,
                           bool checkpoint = false) {
     return tf::reduce_mean(
         tf::nn::sparse_softmax_cross_entropy_with_logits(y, forward(m, x, checkpoint)));
+}
+
+/// A batch of random tokens for timing a step: x [batch, kContext] and y [batch * kContext], int32
+/// in [0, vocab), from a std::mt19937 seeded with 1 (the benchmarks' shared input).
+inline std::pair<tf::Tensor, tf::Tensor> random_batch(int64_t vocab, int64_t batch) {
+    std::mt19937 rng(1);
+    std::uniform_int_distribution<int32_t> id(0, static_cast<int32_t>(vocab - 1));
+    std::vector<int32_t> x(batch * kContext), y(batch * kContext);
+    for (auto& v : x)
+        v = id(rng);
+    for (auto& v : y)
+        v = id(rng);
+    return {tf::constant(x, {batch, kContext}), tf::constant(y, {batch * kContext})};
 }
 
 /// All trainable variables of the model.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <tapeflow/autograd/graph.hpp>
+#include <tapeflow/autograd/variable.hpp>
 #include <tapeflow/core/export.hpp>
 #include <tapeflow/core/tensor.hpp>
 
@@ -103,6 +104,13 @@ public:
     /// [N,H,W,C] with C in {1,2,3,4}; float in [0,1] (scaled by 255.5 and clamped) or uint8.
     /// The first `max_outputs` images are PNG-encoded.
     bool image(std::string_view tag, const Tensor& images, int64_t step, int max_outputs = 3);
+    /// With the step a Variable holds when the summary is written (a global step, an optimizer's
+    /// iterations): inside a tf::function every replay writes with the step of its own call.
+    bool scalar(std::string_view tag, const Tensor& value, const Variable& step);
+    bool histogram(std::string_view tag,
+                   const Tensor& values,
+                   const Variable& step,
+                   int buckets = 30);
     /// [N,T,C] float in [-1,1] (clamped); the first `max_outputs` clips become 16-bit WAV files.
     bool audio(std::string_view tag,
                const Tensor& audio,
@@ -147,6 +155,8 @@ bool scalar(std::string_view tag, double value, int64_t step);
 bool scalar(std::string_view tag, const Tensor& value, int64_t step);
 bool histogram(std::string_view tag, const Tensor& values, int64_t step, int buckets = 30);
 bool image(std::string_view tag, const Tensor& images, int64_t step, int max_outputs = 3);
+bool scalar(std::string_view tag, const Tensor& value, const Variable& step);
+bool histogram(std::string_view tag, const Tensor& values, const Variable& step, int buckets = 30);
 bool audio(std::string_view tag,
            const Tensor& audio,
            double sample_rate,

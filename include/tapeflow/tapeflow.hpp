@@ -26,6 +26,7 @@
 #include <tapeflow/distribute.hpp>
 #include <tapeflow/distributions.hpp>
 #include <tapeflow/dlpack.hpp>
+#include <tapeflow/function.hpp>
 #include <tapeflow/io.hpp>
 #include <tapeflow/keras/activations.hpp>
 #include <tapeflow/keras/callbacks.hpp>
@@ -38,6 +39,7 @@
 #include <tapeflow/keras/layers/convolutional.hpp>
 #include <tapeflow/keras/layers/core.hpp>
 #include <tapeflow/keras/layers/normalization.hpp>
+#include <tapeflow/keras/layers/recurrent.hpp>
 #include <tapeflow/keras/losses.hpp>
 #include <tapeflow/keras/metrics.hpp>
 #include <tapeflow/keras/mixed_precision.hpp>
@@ -54,6 +56,7 @@
 #include <tapeflow/ops/einsum.hpp>
 #include <tapeflow/ops/math.hpp>
 #include <tapeflow/ops/nn.hpp>
+#include <tapeflow/ops/print.hpp>
 #include <tapeflow/ops/sort.hpp>
 #include <tapeflow/profiler.hpp>
 #include <tapeflow/random.hpp>

@@ -82,6 +82,13 @@ std::string tf_datatype_name(DType dtype) {
 }
 
 Graph GradientTape::graph() const {
+    std::vector<const TapeEntry*> entries;
+    for (const TapeEntry& e : state_->entries)
+        entries.push_back(&e);
+    return graph_of(entries);
+}
+
+Graph graph_of(const std::vector<const TapeEntry*>& entries) {
     Graph graph;
     std::unordered_map<std::string, int> used;          // name -> times used
     std::unordered_map<int64_t, std::string> producer;  // tensor or variable id -> "node[:k]"
@@ -93,7 +100,8 @@ Graph GradientTape::graph() const {
         node.attrs[type_key] = "type: " + tf_datatype_name(m.dtype);
         node.attrs["_output_shapes"] = "list { " + shape_text(m.shape) + " }";
     };
-    for (const TapeEntry& e : state_->entries) {
+    for (const TapeEntry* entry : entries) {
+        const TapeEntry& e = *entry;
         GraphNode node;
         for (std::size_t i = 0; i < e.input_ids.size(); ++i) {
             auto it = producer.find(e.input_ids[i]);

@@ -23,4 +23,8 @@ void to_tf_signature(const TapeEntry& entry,
                      GraphNode& node,
                      const std::function<std::string(const std::vector<int64_t>&)>& add_const);
 
+/// The GraphDef-shaped graph of `entries` (GradientTape::graph(), a tf::function's trace): inputs
+/// no entry produced become Placeholder nodes, variables of read_variable entries VarHandleOps.
+Graph graph_of(const std::vector<const TapeEntry*>& entries);
+
 }  // namespace tapeflow

@@ -24,6 +24,7 @@
 #include "core/backend.hpp"
 #include "core/dtype_dispatch.hpp"
 #include "core/ids.hpp"
+#include "function/trace_hooks.hpp"
 #include "ops/op_trace.hpp"
 
 namespace tapeflow {
@@ -308,6 +309,8 @@ Variable::Variable(const Tensor& initial_value, VariableOptions options) {
     if (!initial_value.defined()) {
         throw errors::InvalidArgumentError("Variable: the initial value is undefined");
     }
+    if (function_detail::tracing()) [[unlikely]]
+        function_detail::note_variable_creation(tls_scope + options.name);
     auto s = std::make_shared<VariableState>();
     s->trainable = options.trainable;
     s->id = next_unique_id();
@@ -410,6 +413,8 @@ Tensor Variable::value() const {
             current.impl()->storage, current.impl()->offset, current.shape(), current.dtype());
         record_variable_read(*this, read);
     }
+    if (function_detail::tracing()) [[unlikely]]
+        function_detail::note_variable_read(state_, read);
     // NOTE in autograd/autocast.hpp: a layer's weight read inside its call under a mixed policy.
     if (s.autocast) [[unlikely]] {
         const std::optional<DType> to = detail::autocast_dtype();
@@ -418,7 +423,27 @@ Tensor Variable::value() const {
     return read;
 }
 
+namespace {
+// Inside a tf::function trace an update is a host step: every replay runs it on that replay's
+// tensors (NOTE [Function trace]).
+bool traced_update(const Variable& variable,
+                   std::string_view what,
+                   std::vector<Tensor> inputs,
+                   std::function<void(Variable&, std::span<const Tensor>)> update) {
+    if (!function_detail::tracing()) [[likely]]
+        return false;
+    function_detail::host_step(
+        what, std::move(inputs), [target = variable, update](std::span<const Tensor> in) mutable {
+            update(target, in);
+        });
+    return true;
+}
+}  // namespace
+
 Variable& Variable::assign(const Tensor& value) {
+    if (traced_update(
+            *this, "AssignVariableOp", {value}, [](Variable& v, auto in) { v.assign(in[0]); }))
+        return *this;
     VariableState& s = checked();
     if (!value.defined() || value.shape() != s.shape || value.dtype() != s.dtype) {
         bad_update(s, "assign", value.defined() ? value : s.value);
@@ -429,6 +454,10 @@ Variable& Variable::assign(const Tensor& value) {
 }
 
 Variable& Variable::assign_add(const Tensor& delta) {
+    if (traced_update(*this, "AssignAddVariableOp", {delta}, [](Variable& v, auto in) {
+            v.assign_add(in[0]);
+        }))
+        return *this;
     VariableState& s = checked();
     check_delta(s, "assign_add to", delta);
     const std::lock_guard lock(s.mutex);
@@ -438,6 +467,10 @@ Variable& Variable::assign_add(const Tensor& delta) {
 }
 
 Variable& Variable::assign_sub(const Tensor& delta) {
+    if (traced_update(*this, "AssignSubVariableOp", {delta}, [](Variable& v, auto in) {
+            v.assign_sub(in[0]);
+        }))
+        return *this;
     VariableState& s = checked();
     check_delta(s, "assign_sub from", delta);
     const std::lock_guard lock(s.mutex);
@@ -518,6 +551,14 @@ void scatter(VariableState& s,
 }  // namespace
 
 Variable& Variable::scatter_add(const IndexedSlices& slices) {
+    const Shape dense = slices.dense_shape;
+    if (traced_update(*this,
+                      "ResourceScatterAdd",
+                      {slices.values, slices.indices},
+                      [dense](Variable& v, auto in) {
+                          v.scatter_add(IndexedSlices{in[0], in[1], dense});
+                      }))
+        return *this;
     VariableState& s = checked();
     const std::lock_guard lock(s.mutex);
     scatter(s, slices, ScatterMode::add, "scatter_add");
@@ -525,6 +566,14 @@ Variable& Variable::scatter_add(const IndexedSlices& slices) {
 }
 
 Variable& Variable::scatter_sub(const IndexedSlices& slices) {
+    const Shape dense = slices.dense_shape;
+    if (traced_update(*this,
+                      "ResourceScatterSub",
+                      {slices.values, slices.indices},
+                      [dense](Variable& v, auto in) {
+                          v.scatter_sub(IndexedSlices{in[0], in[1], dense});
+                      }))
+        return *this;
     VariableState& s = checked();
     const std::lock_guard lock(s.mutex);
     scatter(s, slices, ScatterMode::sub, "scatter_sub");
@@ -532,10 +581,23 @@ Variable& Variable::scatter_sub(const IndexedSlices& slices) {
 }
 
 Variable& Variable::scatter_update(const IndexedSlices& slices) {
+    const Shape dense = slices.dense_shape;
+    if (traced_update(*this,
+                      "ResourceScatterUpdate",
+                      {slices.values, slices.indices},
+                      [dense](Variable& v, auto in) {
+                          v.scatter_update(IndexedSlices{in[0], in[1], dense});
+                      }))
+        return *this;
     VariableState& s = checked();
     const std::lock_guard lock(s.mutex);
     scatter(s, slices, ScatterMode::update, "scatter_update");
     return *this;
+}
+
+Tensor function_detail::current_value(const std::shared_ptr<VariableState>& variable) {
+    const std::lock_guard lock(variable->mutex);
+    return variable->value;
 }
 
 VariableUpdate::VariableUpdate(const Variable& variable) {

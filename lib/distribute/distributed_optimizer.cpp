@@ -22,6 +22,7 @@
 #include "distribute/reduce_stats.hpp"
 #include "distribute/transport.hpp"
 #include "distribute/wire.hpp"
+#include "train/traced_apply.hpp"
 
 namespace tapeflow::distribute {
 namespace {
@@ -367,6 +368,7 @@ std::vector<train::GradAndVar> DistributedOptimizer::reduce_gradients(
 
 void DistributedOptimizer::apply_gradients(const std::vector<train::GradAndVar>& grads_and_vars,
                                            std::optional<Variable> global_step) {
+    if (tapeflow::detail::apply_as_host_step(*this, grads_and_vars, global_step)) return;
     const std::size_t before = inner_->variables().size();
     inner_->apply_gradients(grads_and_vars, std::move(global_step));
     // An update that created optimizer state (slots at a variable's first update) may have run on

@@ -12,12 +12,21 @@
 #include <tapeflow/ops/creation.hpp>
 
 #include "autograd/autocast.hpp"
+#include "function/trace_hooks.hpp"
 
 namespace tapeflow::keras::layers {
 
 std::optional<uint64_t> detail::next_seed(const std::optional<uint64_t>& seed, uint64_t& calls) {
     if (!seed) return std::nullopt;
-    return *seed + 0x9E3779B97F4A7C15ULL * calls++;  // a golden-ratio stride keeps seeds apart
+    const uint64_t next = *seed + 0x9E3779B97F4A7C15ULL * calls++;  // a golden-ratio stride
+    if (function_detail::tracing()) [[unlikely]] {
+        // Inside a tf::function the counter advances at every replay, as eagerly.
+        function_detail::note_seed_source(next,
+                                          [base = *seed, &calls]() -> std::optional<uint64_t> {
+                                              return base + 0x9E3779B97F4A7C15ULL * calls++;
+                                          });
+    }
+    return next;
 }
 
 std::string shape_text(const Shape& shape) {

@@ -7,6 +7,7 @@
 #include <tapeflow/ops/math.hpp>
 
 #include "train/loss_scaling.hpp"
+#include "train/traced_apply.hpp"
 
 namespace tapeflow::keras::mixed_precision {
 namespace {
@@ -48,7 +49,7 @@ LossScaleOptimizer::LossScaleOptimizer(std::shared_ptr<optimizers::Optimizer> in
 }
 
 Tensor LossScaleOptimizer::scale_loss(const Tensor& loss) const {
-    return train::detail::scaled_loss(loss, dynamic_scale_.value().item<float>(), kWho);
+    return train::detail::scaled_loss(loss, dynamic_scale_.value(), kWho);
 }
 
 std::vector<train::GradAndVar> LossScaleOptimizer::compute_gradients(
@@ -65,14 +66,15 @@ std::vector<train::GradAndVar> LossScaleOptimizer::compute_gradients(
 
 void LossScaleOptimizer::apply_gradients(const std::vector<train::GradAndVar>& grads_and_vars,
                                          std::optional<Variable> global_step) {
+    if (tapeflow::detail::apply_as_host_step(*this, grads_and_vars, global_step)) return;
     if (!train::detail::all_finite(grads_and_vars)) {
         // Skip the step: halve the scale, restart the count (no lower bound, as Keras 3).
         dynamic_scale_.assign(multiply(dynamic_scale_.value(), constant(0.5f)));
         step_counter_.assign(constant(int64_t{0}));
         return;
     }
-    const double scale = dynamic_scale_.value().item<float>();
-    inner_->apply_gradients(train::detail::unscaled(grads_and_vars, scale), global_step);
+    inner_->apply_gradients(train::detail::unscaled(grads_and_vars, dynamic_scale_.value()),
+                            global_step);
     if (step_counter_.value().item<int64_t>() == growth_steps_ - 1) {
         step_counter_.assign(constant(int64_t{0}));
         dynamic_scale_.assign(multiply(dynamic_scale_.value(), constant(2.0f)));

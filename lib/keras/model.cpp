@@ -4,12 +4,14 @@
 
 #include <tapeflow/autograd/gradient_tape.hpp>
 #include <tapeflow/core/error.hpp>
+#include <tapeflow/function.hpp>
 #include <tapeflow/keras/mixed_precision.hpp>
 #include <tapeflow/keras/model.hpp>
 #include <tapeflow/ops/array.hpp>
 #include <tapeflow/ops/creation.hpp>
 #include <tapeflow/ops/math.hpp>
 
+#include "function/trace_hooks.hpp"
 #include "keras/batches.hpp"
 
 namespace tapeflow::keras {
@@ -20,7 +22,8 @@ Model::Model(std::string name, std::string_view class_name) : Layer(std::move(na
 
 void Model::compile(std::shared_ptr<train::Optimizer> optimizer,
                     std::shared_ptr<losses::Loss> loss,
-                    std::vector<std::shared_ptr<metrics::Metric>> metrics) {
+                    std::vector<std::shared_ptr<metrics::Metric>> metrics,
+                    CompileOptions options) {
     if (!optimizer || !loss)
         throw errors::InvalidArgumentError(
             fmt::format("Model \"{}\": compile needs an optimizer and a loss (got {} and {})",
@@ -43,6 +46,35 @@ void Model::compile(std::shared_ptr<train::Optimizer> optimizer,
     metrics_ = std::move(metrics);
     output_losses_.clear();
     loss_weights_.clear();
+    compile_options_ = options;
+    // Keras 3's make_train_function: the step under tf.function with reduce_retracing (the last,
+    // smaller batch generalizes the batch dimension instead of adding a trace per size).
+    using Step = std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)>;
+    if (options.run_eagerly) {
+        train_function_ = [this](const Tensor& x, const Tensor& y, const Tensor& w) {
+            return train_step(x, y, w);
+        };
+        test_function_ = [this](const Tensor& x, const Tensor& y, const Tensor& w) {
+            return test_step(x, y, w);
+        };
+        predict_function_ = [this](const Tensor& x) {
+            return (*this)(x, false);
+        };
+        return;
+    }
+    const FunctionOptions traced{.reduce_retracing = true, .jit_compile = options.jit_compile};
+    FunctionOptions named = traced;
+    named.name = name() + "_train_function";
+    train_function_ = Step(tapeflow::function(
+        [this](const Tensor& x, const Tensor& y, const Tensor& w) { return train_step(x, y, w); },
+        named));
+    named.name = name() + "_test_function";
+    test_function_ = Step(tapeflow::function(
+        [this](const Tensor& x, const Tensor& y, const Tensor& w) { return test_step(x, y, w); },
+        named));
+    named.name = name() + "_predict_function";
+    predict_function_ = std::function<Tensor(const Tensor&)>(
+        tapeflow::function([this](const Tensor& x) { return (*this)(x, false); }, named));
 }
 
 void detail::require_compiled(const Model& model, std::string_view what) {
@@ -55,6 +87,20 @@ void detail::require_compiled(const Model& model, std::string_view what) {
 }
 
 namespace {
+// The metrics' states are C++ members: inside a tf::function their update is a host step, run
+// again at every replay on that replay's values (NOTE [Function trace]).
+void update_metrics(const std::vector<std::shared_ptr<metrics::Metric>>& metrics,
+                    const Tensor& y,
+                    const Tensor& y_pred,
+                    const Tensor& sample_weight) {
+    if (metrics.empty()) return;
+    function_detail::host_step(
+        "update_metrics", {y, y_pred, sample_weight}, [metrics](std::span<const Tensor> in) {
+            for (const auto& m : metrics)
+                m->update_state(in[0], in[1], in[2]);
+        });
+}
+
 // Metrics compute in float32 (Keras 3's floatx), as losses do.
 Tensor for_metrics(const Tensor& y_pred) {
     const bool low = y_pred.dtype() == DType::float16 || y_pred.dtype() == DType::bfloat16;
@@ -80,8 +126,14 @@ Tensor Model::train_step(const Tensor& x, const Tensor& y, const Tensor& sample_
             pairs.push_back({std::move(grads[i]), vars[i]});
     }
     optimizer_->apply_gradients(pairs);
-    for (const auto& m : metrics_)
-        m->update_state(y, for_metrics(y_pred), sample_weight);
+    update_metrics(metrics_, y, for_metrics(y_pred), sample_weight);
+    return loss;
+}
+
+Tensor Model::test_step(const Tensor& x, const Tensor& y, const Tensor& sample_weight) {
+    const Tensor y_pred = (*this)(x, false);
+    const Tensor loss = compute_loss({y}, {y_pred}, sample_weight);
+    update_metrics(metrics_, y, for_metrics(y_pred), sample_weight);
     return loss;
 }
 
@@ -99,7 +151,7 @@ std::map<std::string, double> Model::run_evaluation(
 Tensor Model::step_on(const std::vector<Tensor>& batch) {
     if (packed_inputs_ == 0) {
         const Tensor& w = batch.size() > 2 ? batch[2] : Tensor();
-        return train_step(batch[0], batch[1], w);
+        return train_function_(batch[0], batch[1], w);
     }
     const auto n_x = static_cast<std::ptrdiff_t>(packed_inputs_);
     const std::vector<Tensor> x(batch.begin(), batch.begin() + n_x);
@@ -110,11 +162,7 @@ Tensor Model::step_on(const std::vector<Tensor>& batch) {
 Tensor Model::evaluate_on(const std::vector<Tensor>& batch) {
     if (packed_inputs_ == 0) {
         const Tensor& w = batch.size() > 2 ? batch[2] : Tensor();
-        const Tensor y_pred = (*this)(batch[0], false);
-        const Tensor loss = compute_loss({batch[1]}, {y_pred}, w);
-        for (const auto& m : metrics_)
-            m->update_state(batch[1], for_metrics(y_pred), w);
-        return loss;
+        return test_function_(batch[0], batch[1], w);
     }
     const auto n_x = static_cast<std::ptrdiff_t>(packed_inputs_);
     const std::vector<Tensor> x(batch.begin(), batch.begin() + n_x);
@@ -144,7 +192,8 @@ Tensor Model::predict(const Tensor& x, int64_t batch_size) {
     detail::TensorBatches batches(name(), {x}, batch_size);
     std::vector<Tensor> outputs, batch;
     while (batches.next(batch))
-        outputs.push_back((*this)(batch[0], false));
+        outputs.push_back(predict_function_ ? predict_function_(batch[0])
+                                            : (*this)(batch[0], false));
     if (outputs.empty())
         throw errors::InvalidArgumentError(
             fmt::format("Model \"{}\": predict got no samples (x has shape {})",
@@ -200,9 +249,16 @@ Tensor Sequential::call(const Tensor& x, bool training) {
     if (layers_.empty())
         throw errors::FailedPreconditionError(fmt::format(
             "Sequential model \"{}\" has no layers; add() some before calling it", name()));
+    // Keras' masks: each layer gets the previous one's compute_mask (none unless a layer makes
+    // one).
     Tensor h = x;
-    for (const auto& layer : layers_)
-        h = (*layer)(h, training);
+    Tensor mask;
+    for (const auto& layer : layers_) {
+        Tensor next =
+            mask.defined() ? layer->call_with_mask(h, mask, training) : (*layer)(h, training);
+        mask = layer->compute_mask(h, mask);
+        h = std::move(next);
+    }
     return h;
 }
 

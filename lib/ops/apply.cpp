@@ -53,17 +53,7 @@ void run_kernel(Op op,
                 std::span<const Tensor> inputs,
                 std::span<Tensor> outputs,
                 const Attrs& attrs) {
-    if (op_dispatch(op) == DispatchOn::none) {
-        op_fail<errors::InternalError>(
-            op, "op '{}' has no kernels; this is a tapeflow bug", op_name(op));
-    }
-    const bool on_input = op_dispatch(op) == DispatchOn::input || outputs.empty();
-    if (on_input && inputs.empty()) {
-        op_fail<errors::InternalError>(
-            op, "op '{}' dispatches on an input but has none; this is a tapeflow bug", op_name(op));
-    }
-    const DType dtype = on_input ? inputs[0].dtype() : outputs[0].dtype();
-    const KernelFn kernel = kernel_registry().find(op, device, dtype);
+    const KernelFn kernel = resolve_kernel(op, device, inputs, outputs);
     kernel(KernelContext{op, device, inputs, outputs, attrs});
 }
 
@@ -118,6 +108,23 @@ std::vector<Tensor> apply_multi_untraced(Op op,
 }
 
 }  // namespace
+
+KernelFn resolve_kernel(Op op,
+                        Device device,
+                        std::span<const Tensor> inputs,
+                        std::span<const Tensor> outputs) {
+    if (op_dispatch(op) == DispatchOn::none) {
+        op_fail<errors::InternalError>(
+            op, "op '{}' has no kernels; this is a tapeflow bug", op_name(op));
+    }
+    const bool on_input = op_dispatch(op) == DispatchOn::input || outputs.empty();
+    if (on_input && inputs.empty()) {
+        op_fail<errors::InternalError>(
+            op, "op '{}' dispatches on an input but has none; this is a tapeflow bug", op_name(op));
+    }
+    const DType dtype = on_input ? inputs[0].dtype() : outputs[0].dtype();
+    return kernel_registry().find(op, device, dtype);
+}
 
 void fail_input_dtype(Op op, std::size_t index, DType expected, DType got) {
     op_fail(op,

@@ -14,6 +14,7 @@
 
 #include "core/sizes.hpp"
 #include "ops/attrs.hpp"
+#include "ops/dispatch.hpp"
 #include "ops/op.hpp"
 
 namespace tapeflow {
@@ -44,6 +45,13 @@ std::vector<Tensor> apply_multi(Op op,
                                 std::span<const Tensor> inputs,
                                 std::span<const OutputSpec> outputs,
                                 const Attrs& attrs = {});
+
+/// The kernel apply() runs for `op` on these inputs and outputs (a tf::function's plan resolves it
+/// once: NOTE [Function replay]).
+KernelFn resolve_kernel(Op op,
+                        Device device,
+                        std::span<const Tensor> inputs,
+                        std::span<const Tensor> outputs);
 
 /// TensorFlow's eager type check, with its dtype names: "cannot compute AddV2 as input
 /// #1(zero-based) was expected to be a half tensor but is a float tensor [Op:AddV2]".

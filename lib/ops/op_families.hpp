@@ -28,8 +28,9 @@ std::span<const OpDef> training_op_defs();        // ops/training_ops.cpp
 std::span<const OpDef> sort_op_defs();            // ops/sort.cpp
 std::span<const OpDef> layer_norm_op_defs();      // ops/layer_norm.cpp
 std::span<const OpDef> attention_op_defs();       // ops/attention.cpp
+std::span<const OpDef> rnn_op_defs();             // ops/rnn.cpp
 
-inline std::array<std::span<const OpDef>, 18> all_op_defs() {
+inline std::array<std::span<const OpDef>, 19> all_op_defs() {
     return {creation_op_defs(),
             random_op_defs(),
             tape_op_defs(),
@@ -47,7 +48,8 @@ inline std::array<std::span<const OpDef>, 18> all_op_defs() {
             training_op_defs(),
             sort_op_defs(),
             layer_norm_op_defs(),
-            attention_op_defs()};
+            attention_op_defs(),
+            rnn_op_defs()};
 }
 
 // CPU kernel registration, one function per kernel file (called by register_cpu_kernels).
@@ -68,5 +70,6 @@ void register_topk_cpu(KernelRegistry& r);         // kernels/cpu/topk_cpu.cpp
 void register_depthwise_cpu(KernelRegistry& r);    // kernels/cpu/depthwise_cpu.cpp
 void register_layer_norm_cpu(KernelRegistry& r);   // kernels/cpu/layer_norm_cpu.cpp
 void register_attention_cpu(KernelRegistry& r);    // kernels/cpu/attention_cpu.cpp
+void register_rnn_cpu(KernelRegistry& r);          // kernels/cpu/rnn_cpu.cpp
 
 }  // namespace tapeflow

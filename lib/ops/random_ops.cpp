@@ -10,6 +10,7 @@
 
 #include <tapeflow/random.hpp>
 
+#include "function/trace_hooks.hpp"
 #include "kernels/shared/python_random.hpp"
 #include "ops/apply.hpp"
 #include "ops/op_families.hpp"
@@ -122,6 +123,8 @@ Attrs served_stream(Op op, uint64_t blocks, const Draw& draw) {
 
 // The next stream of `op` (NOTE [Random stream replay]).
 Attrs next_stream(Op op, DType dtype, std::optional<uint64_t> op_seed, uint64_t blocks) {
+    if (function_detail::tracing()) [[unlikely]]
+        function_detail::note_random(op, dtype, op_seed, blocks);
     return served_stream(op, blocks, [&] { return draw_stream(op, dtype, op_seed, blocks); });
 }
 
@@ -244,6 +247,10 @@ namespace tapeflow::random_detail {
 uint64_t blocks_for(Op op, int64_t elements, int64_t rows) {
     if (op != Op::random_shuffle) return static_cast<uint64_t>(elements) * random::kBlocksPerOutput;
     return elements <= 1 || rows <= 1 ? 0 : (static_cast<uint64_t>(rows) + 2) / 4;
+}
+
+Attrs draw_again(Op op, DType dtype, std::optional<uint64_t> op_seed, uint64_t blocks) {
+    return random::next_stream(op, dtype, op_seed, blocks);
 }
 
 Attrs continue_stream(Op op, DType dtype, const Attrs& traced, uint64_t blocks) {

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include <tapeflow/core/dtype.hpp>
@@ -65,6 +66,10 @@ private:
 /// stream); an unseeded call gets fresh nondeterministic seeds. Recorded and replayed like every
 /// other draw.
 Attrs continue_stream(Op op, DType dtype, const Attrs& traced, uint64_t blocks);
+
+/// The stream eager execution hands the next call of `op` with these seed arguments (a
+/// tf::function's replay of a traced random op: NOTE [Function replay]).
+Attrs draw_again(Op op, DType dtype, std::optional<uint64_t> op_seed, uint64_t blocks);
 
 /// The blocks a call of `op` producing `elements` numbers (random_shuffle: of `rows` rows)
 /// reserves.

@@ -3,6 +3,7 @@
 #include "ops/training_ops.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
 #include <unordered_map>
 
@@ -54,6 +55,9 @@ void for_each_name(std::string_view names, const Fn& fn) {
 // The kernels read the attrs into a plain struct in which an attr nobody set reads 0, so every call
 // must set exactly its op's attrs: a missing or misspelled key is a tapeflow bug, raised here.
 void check_attrs(Op op, const Attrs& attrs) {
+    // Each call site sets the same attrs every time: checking an op's first call finds the bug.
+    static std::atomic<bool> checked[kNumOps] = {};
+    if (checked[static_cast<int>(op)].load(std::memory_order_relaxed)) return;
     const std::string_view names = attr_names(op);
     for (const auto& [name, value] : attrs.items()) {
         if (!training::takes_attr(op, name)) {
@@ -67,6 +71,7 @@ void check_attrs(Op op, const Attrs& attrs) {
                 op, "attr '{}' is not set (the op takes: {}); this is a tapeflow bug", name, names);
         }
     });
+    checked[static_cast<int>(op)].store(true, std::memory_order_relaxed);
 }
 
 void check_dtype(Op op, const Variable& var, DType dtype) {

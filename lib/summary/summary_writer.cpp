@@ -9,6 +9,7 @@
 #include <tapeflow/distribute.hpp>
 #include <tapeflow/summary.hpp>
 
+#include "function/trace_hooks.hpp"
 #include "io/record_file.hpp"
 #include "summary/event_proto.hpp"
 #include "summary/event_writer.hpp"
@@ -93,7 +94,29 @@ bool SummaryWriter::scalar(std::string_view tag, double value, int64_t step) {
     return write_value(w, step, scalar_value(scoped_tag(tag), value));
 }
 
+namespace {
+// Inside a tf::function trace a summary is a host step: every replay writes its own values.
+template <class Write>
+bool traced_summary(const SummaryWriter& writer, std::vector<Tensor> inputs, Write write) {
+    if (!function_detail::tracing()) [[likely]]
+        return false;
+    function_detail::host_step("WriteSummary",
+                               std::move(inputs),
+                               [writer, write](std::span<const Tensor> in) { write(writer, in); });
+    return true;
+}
+
+int64_t step_of(const Variable& step) {
+    const Tensor v = step.value();
+    return v.dtype() == DType::int32 ? v.item<int32_t>() : v.item<int64_t>();
+}
+}  // namespace
+
 bool SummaryWriter::scalar(std::string_view tag, const Tensor& value, int64_t step) {
+    if (traced_summary(*this, {value}, [tag = std::string(tag), step](SummaryWriter w, auto in) {
+            w.scalar(tag, in[0], step);
+        }))
+        return true;
     Impl& w = checked();
     if (!t_record) return false;
     return write_value(w, step, scalar_value(scoped_tag(tag), value));
@@ -103,6 +126,11 @@ bool SummaryWriter::histogram(std::string_view tag,
                               const Tensor& values,
                               int64_t step,
                               int buckets) {
+    if (traced_summary(
+            *this, {values}, [tag = std::string(tag), step, buckets](SummaryWriter w, auto in) {
+                w.histogram(tag, in[0], step, buckets);
+            }))
+        return true;
     Impl& w = checked();
     if (!t_record) return false;
     return write_value(w, step, histogram_value(scoped_tag(tag), values, buckets));
@@ -112,6 +140,11 @@ bool SummaryWriter::image(std::string_view tag,
                           const Tensor& images,
                           int64_t step,
                           int max_outputs) {
+    if (traced_summary(
+            *this, {images}, [tag = std::string(tag), step, max_outputs](SummaryWriter w, auto in) {
+                w.image(tag, in[0], step, max_outputs);
+            }))
+        return true;
     Impl& w = checked();
     if (!t_record) return false;
     return write_value(w, step, image_value(scoped_tag(tag), images, max_outputs));
@@ -122,6 +155,26 @@ bool SummaryWriter::audio(
     Impl& w = checked();
     if (!t_record) return false;
     return write_value(w, step, audio_value(scoped_tag(tag), audio, sample_rate, max_outputs));
+}
+
+bool SummaryWriter::scalar(std::string_view tag, const Tensor& value, const Variable& step) {
+    if (traced_summary(*this, {value}, [tag = std::string(tag), step](SummaryWriter w, auto in) {
+            w.scalar(tag, in[0], step);
+        }))
+        return true;
+    return scalar(tag, value, step_of(step));
+}
+
+bool SummaryWriter::histogram(std::string_view tag,
+                              const Tensor& values,
+                              const Variable& step,
+                              int buckets) {
+    if (traced_summary(
+            *this, {values}, [tag = std::string(tag), step, buckets](SummaryWriter w, auto in) {
+                w.histogram(tag, in[0], step, buckets);
+            }))
+        return true;
+    return histogram(tag, values, step_of(step), buckets);
 }
 
 bool SummaryWriter::text(std::string_view tag, std::string_view text, int64_t step) {
@@ -174,6 +227,12 @@ bool audio(
     std::string_view tag, const Tensor& audio, double sample_rate, int64_t step, int max_outputs) {
     return with_default(
         [&](SummaryWriter w) { return w.audio(tag, audio, sample_rate, step, max_outputs); });
+}
+bool scalar(std::string_view tag, const Tensor& value, const Variable& step) {
+    return with_default([&](SummaryWriter w) { return w.scalar(tag, value, step); });
+}
+bool histogram(std::string_view tag, const Tensor& values, const Variable& step, int buckets) {
+    return with_default([&](SummaryWriter w) { return w.histogram(tag, values, step, buckets); });
 }
 bool text(std::string_view tag, std::string_view text, int64_t step) {
     return with_default([&](SummaryWriter w) { return w.text(tag, text, step); });

@@ -9,6 +9,7 @@
 #include <tapeflow/train/loss_scale_optimizer.hpp>
 
 #include "train/loss_scaling.hpp"
+#include "train/traced_apply.hpp"
 
 namespace tapeflow::train {
 
@@ -27,7 +28,7 @@ bool detail::all_finite(const std::vector<GradAndVar>& grads_and_vars) {
 }
 
 std::vector<GradAndVar> detail::unscaled(const std::vector<GradAndVar>& grads_and_vars,
-                                         double scale) {
+                                         const Tensor& scale) {
     std::vector<GradAndVar> out;
     out.reserve(grads_and_vars.size());
     for (const GradAndVar& p : grads_and_vars) {
@@ -37,24 +38,24 @@ std::vector<GradAndVar> detail::unscaled(const std::vector<GradAndVar>& grads_an
             const IndexedSlices& s = p.gradient.sparse();
             out.push_back(
                 {IndexedSlices{
-                     divide(s.values, scalar_like(s.values, scale)), s.indices, s.dense_shape},
+                     divide(s.values, cast(scale, s.values.dtype())), s.indices, s.dense_shape},
                  p.variable});
         } else {
             const Tensor g = p.gradient.dense();
-            out.push_back({divide(g, scalar_like(g, scale)), p.variable});
+            out.push_back({divide(g, cast(scale, g.dtype())), p.variable});
         }
     }
     return out;
 }
 
-Tensor detail::scaled_loss(const Tensor& loss, double scale, const char* who) {
+Tensor detail::scaled_loss(const Tensor& loss, const Tensor& scale, const char* who) {
     if (!loss.defined() || !is_floating(loss.dtype())) {
         throw errors::InvalidArgumentError(
             fmt::format("{}: the loss must be a floating tensor, got {}",
                         who,
                         loss.defined() ? dtype_name(loss.dtype()) : "an undefined tensor"));
     }
-    return multiply(loss, scalar_like(loss, scale));
+    return multiply(loss, cast(scale, loss.dtype()));
 }
 
 namespace {
@@ -116,7 +117,7 @@ std::vector<GradAndVar> MixedPrecisionLossScaleOptimizer::compute_gradients(
     GateGradients gate_gradients,
     AggregationMethod aggregation_method) {
     if (!loss_fn) throw errors::InvalidArgumentError(fmt::format("{}: loss_fn is empty", kName));
-    const double scale = loss_scale_.value().item<float>();
+    const Tensor scale = loss_scale_.value();
     const std::vector<GradAndVar> scaled =
         inner_->compute_gradients([&] { return detail::scaled_loss(loss_fn(), scale, kName); },
                                   std::move(var_list),
@@ -127,6 +128,7 @@ std::vector<GradAndVar> MixedPrecisionLossScaleOptimizer::compute_gradients(
 
 void MixedPrecisionLossScaleOptimizer::apply_gradients(
     const std::vector<GradAndVar>& grads_and_vars, std::optional<Variable> global_step) {
+    if (tapeflow::detail::apply_as_host_step(*this, grads_and_vars, global_step)) return;
     if (!dynamic_) {
         inner_->apply_gradients(grads_and_vars, global_step);
         return;

@@ -19,6 +19,7 @@
 #include "autograd/variable_observers.hpp"
 #include "profiler/hooks.hpp"
 #include "train/remote_apply.hpp"
+#include "train/traced_apply.hpp"
 
 namespace tapeflow::train {
 namespace {
@@ -189,6 +190,7 @@ void Optimizer::apply_sparse(const Variable& var, const IndexedSlices& grad) {
 void Optimizer::apply_gradients(const std::vector<GradAndVar>& grads_and_vars,
                                 std::optional<Variable> global_step) {
     if (grads_and_vars.empty()) throw errors::InvalidArgumentError("No variables provided.");
+    if (tapeflow::detail::apply_as_host_step(*this, grads_and_vars, global_step)) return;
     if (detail::apply_remotely(*this, grads_and_vars, global_step)) return;
     std::vector<Variable> all;
     for (const GradAndVar& p : grads_and_vars) {

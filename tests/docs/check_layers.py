@@ -4,7 +4,7 @@ between two folders of one layer, is one the page lists (EXCEPTIONS below, each 
 reason), and each listed one still exists.
 
 Layers, bottom up: core; kernels (lib/kernels/*, cuda/); ops; autograd; data, summary, io,
-distribute, interop, proto; profiler; train; keras. A file of include/tapeflow/ belongs to the layer of the
+distribute, interop, proto; profiler and function; train; keras. A file of include/tapeflow/ belongs to the layer of the
 folder that implements it. Checked: the `#include "..."` and `#include <tapeflow/...>` lines of
 every file of lib/, cuda/ and include/tapeflow/. Usage: check_layers.py <source root>
 """
@@ -13,13 +13,13 @@ import re
 import sys
 
 RANK = {"core": 0, "kernels": 1, "cuda": 1, "ops": 2, "autograd": 3, "data": 4, "summary": 4,
-        "io": 4, "distribute": 4, "interop": 4, "proto": 4, "distributions": 4, "profiler": 5,
+        "io": 4, "distribute": 4, "interop": 4, "proto": 4, "distributions": 4, "profiler": 5, "function": 5,
         "train": 6, "keras": 7}
 # Public headers outside a folder: the layer of the code that implements them.
 PUBLIC_TOP = {"version.hpp": "core", "random.hpp": "ops", "data.hpp": "data",
               "summary.hpp": "summary", "io.hpp": "io", "distribute.hpp": "distribute",
               "dlpack.hpp": "interop", "profiler.hpp": "profiler",
-              "distributions.hpp": "distributions",
+              "distributions.hpp": "distributions", "function.hpp": "function",
               "tapeflow.hpp": None}
 INCLUDE = re.compile(r'^\s*#\s*include\s+([<"])([^>"]+)[>"]', re.M)
 
@@ -48,6 +48,8 @@ EXCEPTIONS = {
     ("lib/ops/apply.cpp", "lib/autograd/tape.hpp"),
     ("lib/ops/attention.cpp", "lib/autograd/tape.hpp"),
     ("lib/ops/layer_norm.cpp", "lib/autograd/tape.hpp"),
+    ("lib/ops/rnn.cpp", "lib/autograd/tape.hpp"),
+    ("lib/ops/rnn.cpp", "include/tapeflow/autograd/gradient_tape.hpp"),
     ("lib/ops/training_ops.cpp", "lib/autograd/variable_update.hpp"),
     ("lib/ops/training_ops.hpp", "include/tapeflow/autograd/variable.hpp"),
     ("lib/ops/op_def.hpp", "include/tapeflow/autograd/gradient.hpp"),
@@ -56,6 +58,12 @@ EXCEPTIONS = {
     ("lib/core/parallel.cpp", "lib/profiler/hooks.hpp"),
     ("lib/ops/apply.cpp", "lib/profiler/op_scope.hpp"),
     ("lib/autograd/backward.cpp", "lib/profiler/hooks.hpp"),
+    # A tf::function's trace hears of what the layers below do (variable reads, random seeds,
+    # host steps) through one hook header.
+    ("lib/ops/random_ops.cpp", "lib/function/trace_hooks.hpp"),
+    ("lib/ops/print.cpp", "lib/function/trace_hooks.hpp"),
+    ("lib/autograd/variable.cpp", "lib/function/trace_hooks.hpp"),
+    ("lib/summary/summary_writer.cpp", "lib/function/trace_hooks.hpp"),
     # Sideways in the middle layer.
     ("lib/data/file_datasets.cpp", "include/tapeflow/io.hpp"),
     ("lib/data/file_datasets.cpp", "lib/io/record_file.hpp"),
@@ -65,6 +73,7 @@ EXCEPTIONS = {
     ("include/tapeflow/distribute.hpp", "include/tapeflow/data.hpp"),
     # Distribute wraps train's optimizers.
     ("include/tapeflow/distribute.hpp", "include/tapeflow/train/optimizer.hpp"),
+    ("lib/distribute/distributed_optimizer.cpp", "lib/train/traced_apply.hpp"),
     # A ps task finds the optimizer a push names among the live ones.
     ("lib/distribute/parameter_server.cpp", "lib/train/remote_apply.hpp"),
     # tf.train.Checkpoint walks Keras objects.

@@ -145,3 +145,29 @@ TEST_CASE("tiled transposes, row-wise walks and the new native kernels match the
         return tf::unsorted_segment_sum(t, ids.to(t.device()), 3);
     });
 }
+
+TEST_CASE("tf::function replays a GPU training step bit for bit as eager execution",
+          "[gpu][function]") {
+    auto scope = tf::device(tf::Device::cuda(0));
+    auto run = [](bool traced) {
+        tf::random::set_seed(4);
+        tf::Variable w(tf::random::normal({16, 8}, 0, 0.2, tf::float32, 1));
+        tf::Variable b(tf::zeros({8}));
+        tf::train::AdamOptimizer opt(0.01);
+        const tf::Tensor x = tf::random::normal({32, 16}, 0, 1, tf::float32, 2);
+        auto step = [&] {
+            tf::GradientTape tape;
+            const tf::Tensor h = tf::nn::dropout(tf::nn::relu(tf::matmul(x, w) + b), 0.1, 5);
+            const tf::Tensor loss = tf::reduce_mean(tf::square(h));
+            const std::vector<tf::Gradient> g = tape.gradient(loss, {w, b});
+            opt.apply_gradients({{g[0], w}, {g[1], b}});
+            return loss;
+        };
+        auto fn = tf::function(step);
+        std::vector<float> losses;
+        for (int i = 0; i < 5; ++i)
+            losses.push_back((traced ? fn() : step()).item<float>());
+        return std::make_pair(losses, w.value().to_vector<float>());
+    };
+    CHECK(run(true) == run(false));
+}

@@ -22,6 +22,7 @@
 #include <tapeflow/ops/sort.hpp>
 
 #include "ops/apply.hpp"
+#include "ops/rnn.hpp"
 #include "ops/training_ops.hpp"
 
 namespace tapeflow::op_cases {
@@ -939,6 +940,43 @@ std::vector<Case> build_cases() {
                              tf::reshape(x[0], {7, 5, 9}), {}, {}, std::vector<int64_t>{0, 2})};
                  },
                  true});
+    // ---- recurrent sequences (the fused op on the CPU, its op loop elsewhere) ----
+    for (const rnn::Cell cell :
+         {rnn::Cell::simple, rnn::Cell::lstm, rnn::Cell::gru, rnn::Cell::gru_before}) {
+        const int64_t G = rnn::gates_of(cell), U = 3;
+        const bool lstm = cell == rnn::Cell::lstm, gru = cell == rnn::Cell::gru;
+        std::vector<In> ins{{{2, 4, G * U}}, {{U, G * U}, Kind::unit}, {{2, U}}};
+        if (lstm) ins.emplace_back(Shape{2, U});  // c0
+        if (gru) ins.emplace_back(Shape{G * U});  // the recurrent bias
+        const char* names[] = {"rnn_sequence/simple",
+                               "rnn_sequence/lstm",
+                               "rnn_sequence/gru",
+                               "rnn_sequence/gru_before"};
+        c.push_back({names[static_cast<int>(cell)],
+                     {Op::rnn_sequence, Op::rnn_sequence_grad},
+                     ins,
+                     {tf::float32, tf::float64},
+                     [cell, U, lstm, gru](const V& x) {
+                         rnn::SequenceSpec spec;
+                         spec.cell = cell;
+                         spec.units = U;
+                         spec.activation_fn = [](const Tensor& t) {
+                             return tf::tanh(t);
+                         };
+                         spec.recurrent_activation_fn = [](const Tensor& t) {
+                             return tf::sigmoid(t);
+                         };
+                         rnn::SequenceInputs in;
+                         in.xproj = x[0];
+                         in.recurrent_kernel = x[1];
+                         in.h0 = x[2];
+                         if (lstm) in.c0 = x[3];
+                         if (gru) in.recurrent_bias = x[3];
+                         const rnn::SequenceOutputs o = rnn::run_sequence(spec, in);
+                         return lstm ? V{o.states, o.cells} : V{o.states};
+                     },
+                     true});
+    }
     c.push_back({"attention",
                  {Op::attention, Op::attention_grad},
                  {{{1, 9, 2, 8}}, {{1, 11, 2, 8}}, {{1, 11, 2, 8}}},

@@ -59,6 +59,19 @@ public:
     Tensor operator()(const Tensor& x, bool training = false);
     virtual Tensor call(const Tensor& x, bool training) = 0;
     virtual void build(const Shape& input_shape) { (void)input_shape; }
+    /// Keras' call(x, mask=...): layers that use a mask (the recurrent layers) override it; the
+    /// default ignores the mask and returns (*this)(x, training). Sequential calls it.
+    virtual Tensor call_with_mask(const Tensor& x, const Tensor& mask, bool training) {
+        (void)mask;
+        return (*this)(x, training);
+    }
+    /// Keras' compute_mask(inputs, previous_mask): the mask of this layer's output (an undefined
+    /// tensor for none). The default passes `mask` on (Embedding(mask_zero) makes one; a recurrent
+    /// layer without return_sequences drops it).
+    virtual Tensor compute_mask(const Tensor& x, const Tensor& mask) const {
+        (void)x;
+        return mask;
+    }
     bool built() const { return built_; }
 
     /// The vector call path: the functional API calls every layer through it (see above).

@@ -49,6 +49,15 @@ struct LoadWeightsOptions {
     bool skip_mismatch = false;  // skip (with a warning) weights whose count or shape differs
 };
 
+/// Model::compile's options (Keras' compile arguments).
+struct CompileOptions {
+    /// Keras' run_eagerly: false (the default) runs fit's, evaluate's and predict's steps through
+    /// tf::function (traced once per batch shape, then replayed); true runs them eagerly.
+    bool run_eagerly = false;
+    /// Accepted for Keras' signature: tf::function always fuses element-wise chains.
+    bool jit_compile = false;
+};
+
 /// Subclass Model and override call() (track the layers you use with track()), or use Sequential.
 class Model : public layers::Layer {
 public:
@@ -57,7 +66,8 @@ public:
     /// Any tf::train or tf::keras optimizer; metrics are updated with (y, y_pred, sample_weight).
     void compile(std::shared_ptr<train::Optimizer> optimizer,
                  std::shared_ptr<losses::Loss> loss,
-                 std::vector<std::shared_ptr<metrics::Metric>> metrics = {});
+                 std::vector<std::shared_ptr<metrics::Metric>> metrics = {},
+                 CompileOptions options = {});
     bool compiled() const { return optimizer_ != nullptr; }
     /// One loss per output (Keras' compile(loss=[...], loss_weights=[...])): the total loss is
     /// sum(loss_weights[i] * losses[i](y[i], y_pred[i])), loss_weights 1 when empty.
@@ -163,6 +173,9 @@ private:
                     const std::function<std::map<std::string, double>()>& validate,
                     const FitOptions& options);
 
+    // The steps fit, evaluate and predict run: train_step / test_step / the forward pass, each
+    // through a tf::function unless compiled with run_eagerly (model.cpp).
+    Tensor test_step(const Tensor& x, const Tensor& y, const Tensor& sample_weight);
     // The vector forms: batches hold [x_0.., y_0.., sample_weight] with `packed_inputs_` inputs
     // (0: the Tensor forms' [x, y, sample_weight]).
     Tensor step_on(const std::vector<Tensor>& batch);
@@ -171,6 +184,10 @@ private:
     std::shared_ptr<train::Optimizer> optimizer_;
     std::shared_ptr<losses::Loss> loss_;
     std::vector<std::shared_ptr<metrics::Metric>> metrics_;
+    CompileOptions compile_options_;
+    std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)> train_function_;
+    std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)> test_function_;
+    std::function<Tensor(const Tensor&)> predict_function_;
     std::vector<std::shared_ptr<losses::Loss>> output_losses_;
     std::vector<double> loss_weights_;
     std::size_t packed_inputs_ = 0;

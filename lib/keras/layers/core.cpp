@@ -122,4 +122,9 @@ Tensor Embedding::call(const Tensor& ids, bool) {
                                                                       : cast(rows, compute_dtype());
 }
 
+Tensor Embedding::compute_mask(const Tensor& ids, const Tensor&) const {
+    if (!options_.mask_zero) return {};
+    return not_equal(ids, zeros_like(ids));
+}
+
 }  // namespace tapeflow::keras::layers

@@ -70,6 +70,9 @@ void gemm(bool trans_a,
         small_gemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
         return;
     }
+    // Every call, not only parallel_gemm's: a product that reached OpenBLAS with its own threads
+    // (the process's first conv2d) was cut by their count and gave other bits than later calls.
+    blas_on_calling_thread();
     const auto ta = trans_a ? CblasTrans : CblasNoTrans;
     const auto tb = trans_b ? CblasTrans : CblasNoTrans;
     const auto i = [](int64_t v) {

@@ -21,6 +21,7 @@ void register_cpu_kernels(KernelRegistry& r) {
     register_depthwise_cpu(r);
     register_layer_norm_cpu(r);
     register_attention_cpu(r);
+    register_rnn_cpu(r);
 }
 
 }  // namespace tapeflow

@@ -13,29 +13,49 @@ namespace tapeflow::opt {
 
 inline Hyper hyper_of(const Attrs& a) {
     Hyper h;
-    auto read = [&a](std::string_view name, auto& out) {
-        using V = std::remove_reference_t<decltype(out)>;
-        if (a.has(name)) out = a.get<V>(name);
-    };
-    read("alpha", h.alpha);
-    read("lr", h.lr);
-    read("l1", h.l1);
-    read("l2", h.l2);
-    read("momentum", h.momentum);
-    read("rho", h.rho);
-    read("epsilon", h.epsilon);
-    read("beta1", h.beta1);
-    read("beta2", h.beta2);
-    read("beta1_power", h.beta1_power);
-    read("beta2_power", h.beta2_power);
-    read("u_t", h.u_t);
-    read("u_t1", h.u_t1);
-    read("u_product", h.u_product);
-    read("l2_shrinkage", h.l2_shrinkage);
-    read("lr_power", h.lr_power);
-    read("use_nesterov", h.use_nesterov);
-    read("epsilon_inside_sqrt", h.epsilon_inside_sqrt);
+    // One pass over the call's attrs (a training op sets a handful of the fields).
+    for (const auto& [name, value] : a.items()) {
+        auto set = [&value](auto& out) {
+            using V = std::remove_reference_t<decltype(out)>;
+            out = std::get<V>(value);
+        };
+        if (name == "lr")
+            set(h.lr);
+        else if (name == "alpha")
+            set(h.alpha);
+        else if (name == "l1")
+            set(h.l1);
+        else if (name == "l2")
+            set(h.l2);
+        else if (name == "momentum")
+            set(h.momentum);
+        else if (name == "rho")
+            set(h.rho);
+        else if (name == "epsilon")
+            set(h.epsilon);
+        else if (name == "beta1")
+            set(h.beta1);
+        else if (name == "beta2")
+            set(h.beta2);
+        else if (name == "beta1_power")
+            set(h.beta1_power);
+        else if (name == "beta2_power")
+            set(h.beta2_power);
+        else if (name == "u_t")
+            set(h.u_t);
+        else if (name == "u_t1")
+            set(h.u_t1);
+        else if (name == "u_product")
+            set(h.u_product);
+        else if (name == "l2_shrinkage")
+            set(h.l2_shrinkage);
+        else if (name == "lr_power")
+            set(h.lr_power);
+        else if (name == "use_nesterov")
+            set(h.use_nesterov);
+        else if (name == "epsilon_inside_sqrt")
+            set(h.epsilon_inside_sqrt);
+    }
     return h;
 }
-
 }  // namespace tapeflow::opt

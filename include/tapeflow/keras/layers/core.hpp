@@ -82,6 +82,8 @@ public:
 
 struct EmbeddingOptions {
     Initializer embeddings_initializer = initializers::random_uniform();  // Keras' "uniform"
+    /// Id 0 is padding: compute_mask gives ids != 0 (bool), which Sequential passes on.
+    bool mask_zero = false;
     std::string name = "";
     /// Keras' dtype=: a policy name ("mixed_float16", "float32", ...); "" = the global policy.
     std::string dtype = "";
@@ -96,6 +98,8 @@ public:
     void build(const Shape& input_shape) override;
     Tensor call(const Tensor& ids, bool training) override;
     Config get_config() const override;
+    /// With mask_zero: not_equal(ids, 0) (bool, the ids' shape); else none.
+    Tensor compute_mask(const Tensor& ids, const Tensor& mask) const override;
     Variable embeddings() const { return embeddings_; }
 
 protected:
