@@ -332,5 +332,16 @@ TEST_CASE("Saving: registered user layers, unknown classes and bad calls",
     (*sub)(x);
     CHECK_THROWS_AS(sub->save((dir / "s.keras").string()), tf::errors::UnimplementedError);
     CHECK_THROWS_AS(ks::register_layer("", nullptr), tf::errors::InvalidArgumentError);
+    // A layer class nobody registered cannot be saved (load_model could not read it back).
+    struct Unregistered : kl::Layer {
+        Unregistered() : kl::Layer("unregistered") {}
+        tf::Tensor call(const tf::Tensor& in, bool) override { return in; }
+    };
+    auto odd = std::make_shared<kk::Sequential>(std::vector<std::shared_ptr<kl::Layer>>{
+        std::make_shared<kl::Dense>(2), std::make_shared<Unregistered>()});
+    (*odd)(x);
+    CHECK_THROWS_AS(odd->save((dir / "odd.keras").string()), tf::errors::UnimplementedError);
+    CHECK_THROWS_WITH(odd->save((dir / "odd.keras").string()),
+                      Catch::Contains("has no registered from_config"));
     fs::remove_all(dir);
 }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -363,6 +364,23 @@ void Model::save(const std::string& filepath) const {
             name(),
             cls));
     saving::check_built(*this, filepath, "save");
+    // Every layer must be loadable again: a class without a factory would save a config that
+    // load_model cannot read.
+    const std::vector<std::string> known = saving::registered_layers();
+    std::function<void(const layers::Layer&)> check = [&](const layers::Layer& layer) {
+        if (!std::binary_search(known.begin(), known.end(), layer.class_name()))
+            throw errors::UnimplementedError(fmt::format(
+                "Model.save: layer \"{}\" ({}) has no registered from_config, so \"{}\" could "
+                "not be loaded; register it with tf::keras::saving::register_layer (and give it a "
+                "get_config), or use save_weights",
+                layer.name(),
+                layer.class_name(),
+                filepath));
+        if (const auto* model = dynamic_cast<const Model*>(&layer))
+            for (const auto& child : model->layers())
+                check(*child);
+    };
+    check(*this);
     const std::string config = saving::serialize_layer(*this).dump();
     const std::time_t now = std::time(nullptr);
     std::tm local{};
