@@ -27,6 +27,7 @@
 #include <tapeflow/distributions.hpp>
 #include <tapeflow/dlpack.hpp>
 #include <tapeflow/function.hpp>
+#include <tapeflow/image.hpp>
 #include <tapeflow/io.hpp>
 #include <tapeflow/keras/activations.hpp>
 #include <tapeflow/keras/callbacks.hpp>
@@ -38,8 +39,11 @@
 #include <tapeflow/keras/layers/attention.hpp>
 #include <tapeflow/keras/layers/convolutional.hpp>
 #include <tapeflow/keras/layers/core.hpp>
+#include <tapeflow/keras/layers/merging.hpp>
 #include <tapeflow/keras/layers/normalization.hpp>
+#include <tapeflow/keras/layers/preprocessing.hpp>
 #include <tapeflow/keras/layers/recurrent.hpp>
+#include <tapeflow/keras/layers/reshaping.hpp>
 #include <tapeflow/keras/losses.hpp>
 #include <tapeflow/keras/metrics.hpp>
 #include <tapeflow/keras/mixed_precision.hpp>

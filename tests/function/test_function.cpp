@@ -447,3 +447,28 @@ TEST_CASE("tf::function: the digits convnet and the transformer LM train bit for
         check_same(ten_steps(make, false), ten_steps(make, true));
     }
 }
+
+TEST_CASE("tf::function: a stateful RNN carries its states across replays", "[function]") {
+    namespace kl = tf::keras::layers;
+    auto run = [](bool traced) {
+        tf::random::set_seed(2);
+        kl::LSTM layer(4, {.stateful = true});
+        const tf::Tensor x = tf::random::normal({2, 3, 5}, 0, 1, tf::float32, 8);
+        auto call = [&] {
+            return layer(x);
+        };
+        auto fn = tf::function(call);
+        std::vector<tf::Tensor> outs;
+        for (int i = 0; i < 3; ++i)
+            outs.push_back(traced ? fn() : call());
+        layer.reset_states();
+        outs.push_back(traced ? fn() : call());
+        return outs;
+    };
+    const auto eager = run(false);
+    const auto traced = run(true);
+    for (std::size_t i = 0; i < eager.size(); ++i)
+        CHECK(same_bits(eager[i], traced[i]));
+    CHECK(!same_bits(eager[0], eager[1]));  // the states moved on
+    CHECK(same_bits(eager[0], eager[3]));   // and were reset
+}

@@ -437,6 +437,33 @@ fuzz::Target keras_h5_target() {
     return t;
 }
 
+// ---- PNG (tf::image::decode_png): images tapeflow encoded, of each channel count. libpng checks
+// each chunk's CRC, so a mutant that decodes is the image or a rejected one; what is checked is
+// that every input decodes (to a consistent uint8 tensor, in every channel mode) or raises a
+// typed error.
+
+fuzz::Target png_target() {
+    fuzz::Target t;
+    t.name = "png";
+    for (int64_t channels = 1; channels <= 4; ++channels) {
+        std::vector<int32_t> values;
+        for (int64_t i = 0; i < 5 * 6 * channels; ++i)
+            values.push_back(int32_t((i * 37) % 256));
+        t.seeds.push_back(
+            tf::image::encode_png(tf::constant(values, tf::Shape{5, 6, channels}).cast(tf::uint8)));
+    }
+    t.run = [](const std::string& bytes) {
+        for (int channels : {0, 1, 3, 4}) {
+            const tf::Tensor image = tf::image::decode_png(bytes, channels);
+            if (image.dtype() != tf::uint8 || image.rank() != 3 ||
+                (channels != 0 && image.shape()[2] != channels))
+                throw fuzz::WrongValue("decode_png gave a tensor of the wrong kind");
+            check_consistent(image);
+        }
+    };
+    return t;
+}
+
 std::vector<fuzz::Target> targets(const std::string& which) {
     std::vector<fuzz::Target> all;
     const auto want = [&](const std::string& name) {
@@ -453,6 +480,7 @@ std::vector<fuzz::Target> targets(const std::string& which) {
     if (want("npy")) all.push_back(npy_target());
     if (want("npz")) all.push_back(npz_target());
     if (want("keras-h5")) all.push_back(keras_h5_target());
+    if (want("png")) all.push_back(png_target());
     return all;
 }
 

@@ -159,7 +159,8 @@ TEST_CASE("tf::function replays a GPU training step bit for bit as eager executi
             tf::GradientTape tape;
             const tf::Tensor h = tf::nn::dropout(tf::nn::relu(tf::matmul(x, w) + b), 0.1, 5);
             const tf::Tensor loss = tf::reduce_mean(tf::square(h));
-            const std::vector<tf::Gradient> g = tape.gradient(loss, {w, b});
+            const std::vector<tf::Gradient> g =
+                tape.gradient(loss, std::vector<tf::Variable>{w, b});
             opt.apply_gradients({{g[0], w}, {g[1], b}});
             return loss;
         };

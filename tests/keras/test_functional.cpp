@@ -222,3 +222,21 @@ TEST_CASE("A layer that calls a layer it does not track gets one warning per cla
                    Catch::Contains("Forgetful"));
     CHECK(a.variables().size() == 2);  // only the tracked Dense's
 }
+
+TEST_CASE("Merge layers plug into the functional API through call_multi",
+          "[keras][functional][merging]") {
+    const auto a = kk::Input({3}, tf::float64, "ma");
+    const auto b = kk::Input({2}, tf::float64, "mb");
+    auto concat = std::make_shared<kl::Concatenate>();
+    const auto joined = (*concat)({a, b});
+    CHECK(joined.shape() == tf::Shape{-1, 5});
+    auto dense = std::make_shared<kl::Dense>(2);
+    const auto h = (*dense)(joined);
+    auto add = std::make_shared<kl::Add>();
+    kk::Functional model({a, b}, {(*add)({h, h})});
+    const tf::Tensor xa = tf::random::uniform({4, 3}, -1, 1, tf::float64, 1);
+    const tf::Tensor xb = tf::random::uniform({4, 2}, -1, 1, tf::float64, 2);
+    const tf::Tensor want = (*dense)(tf::concat({xa, xb}, 1));
+    CHECK(values(model.call_multi({xa, xb}, false)[0]) == values(want + want));
+    CHECK_THAT(model.summary(), Catch::Contains("ma[0][0], mb[0][0]"));
+}

@@ -1751,6 +1751,43 @@ std::vector<BadCall> table() {
          [] {
              tf::random::truncated_normal({2}, 0, -1);
          }},
+        // ---- tf::image ----
+        {"resize size beyond int32",
+         IA,
+         "tf.image.resize",
+         [] {
+             tf::image::resize(tf::ones({1, 2, 2, 1}), {kMax, 2});
+         }},
+        {"resize output element overflow",
+         IA,
+         "[Op:ResizeBilinear]",
+         [] {
+             tf::image::resize(tf::ones({4, 2, 2, 3}), {2147483647, 2147483647});
+         }},
+        {"resize output too large",
+         RE,
+         "OOM when allocating tensor of shape [1,2147483647,2147483647,1]",
+         [] {
+             tf::image::resize(tf::ones({1, 2, 2, 1}), {2147483647, 2147483647});
+         }},
+        {"random_crop larger than the value",
+         IA,
+         "random_crop",
+         [] {
+             tf::image::random_crop(tf::ones({2, 2, 1}), {kMax, 1, 1});
+         }},
+        {"central_crop fraction",
+         IA,
+         "central_crop",
+         [] {
+             tf::image::central_crop(tf::ones({2, 2, 1}), 1.5);
+         }},
+        {"decode_png empty",
+         IA,
+         "decode_png",
+         [] {
+             tf::image::decode_png("");
+         }},
     };
     // clang-format on
     return t;

@@ -162,4 +162,77 @@ Tensor LayerNormalization::call(const Tensor& x, bool training) {
                               options_.epsilon);
 }
 
+// ---- GroupNormalization ----
+
+GroupNormalization::GroupNormalization(GroupNormalizationOptions options)
+    : Layer(options.name, "GroupNormalization"), options_(std::move(options)) {
+    use_dtype_option(options_.dtype);
+    if (options_.groups <= 0 && options_.groups != -1)
+        throw errors::InvalidArgumentError(fmt::format(
+            "GroupNormalization: Received an invalid value for argument `groups`, expected a "
+            "positive integer (or -1 for instance normalization). Received: groups={}",
+            options_.groups));
+    if (!(options_.epsilon > 0))
+        throw errors::InvalidArgumentError(
+            fmt::format("GroupNormalization: epsilon must be > 0, got {}", options_.epsilon));
+}
+
+void GroupNormalization::build(const Shape& s) {
+    axis_ = resolve_axis(options_.axis, s, name(), "GroupNormalization");
+    if (axis_ == 0)
+        throw errors::InvalidArgumentError(fmt::format(
+            "layer \"{}\" (GroupNormalization): axis cannot be the batch axis", name()));
+    const int64_t c = s[axis_];
+    groups_ = options_.groups == -1 ? c : options_.groups;
+    if (c < groups_ || c % groups_ != 0)
+        throw errors::InvalidArgumentError(fmt::format(
+            "layer \"{}\" (GroupNormalization): Number of groups ({}) must divide the number of "
+            "channels ({}) and cannot be more than it; input shape {}",
+            name(),
+            groups_,
+            c,
+            s.debug_string()));
+    if (options_.scale)
+        gamma_ = add_weight("gamma", {c}, options_.gamma_initializer, variable_dtype());
+    if (options_.center)
+        beta_ = add_weight("beta", {c}, options_.beta_initializer, variable_dtype());
+    set_input_spec({.ndim = s.rank(), .axes = {{axis_, c}}});
+}
+
+Tensor GroupNormalization::call(const Tensor& input, bool training) {
+    if (low_precision(input, variable_dtype()))
+        return cast(call(cast(input, DType::float32), training), input.dtype());
+    const Shape& s = input.shape();
+    const int64_t rank = s.rank();
+    // [..., C, ...] -> [..., groups, C / groups, ...]; statistics over all but batch and group.
+    std::vector<int64_t> grouped = s.dims();
+    grouped[axis_] = s[axis_] / groups_;
+    grouped.insert(grouped.begin() + axis_, groups_);
+    const Tensor x = reshape(input, Shape(grouped));
+    std::vector<int64_t> axes;
+    for (int64_t d = 1; d <= rank; ++d)
+        if (d != axis_) axes.push_back(d);
+    const auto [mean, variance] = nn::moments(x, axes, true);
+    std::vector<int64_t> param(static_cast<std::size_t>(rank + 1), 1);
+    param[axis_] = groups_;
+    param[axis_ + 1] = s[axis_] / groups_;
+    const Tensor inv = rsqrt(variance + scalar_like(variance, options_.epsilon));
+    const Tensor scale = gamma_.defined() ? inv * reshape(gamma_.value(), Shape(param)) : inv;
+    Tensor shift = -mean * scale;
+    if (beta_.defined()) shift = shift + reshape(beta_.value(), Shape(param));
+    return reshape(x * scale + shift, s);
+}
+
+// ---- UnitNormalization ----
+
+UnitNormalization::UnitNormalization(UnitNormalizationOptions options)
+    : Layer(options.name, "UnitNormalization"), options_(std::move(options)) {}
+
+Tensor UnitNormalization::call(const Tensor& x, bool) {
+    for (int64_t a : options_.axis.list())
+        resolve_axis(a, x.shape(), name(), "UnitNormalization");
+    const Tensor sq = reduce_sum(square(x), options_.axis, true);
+    return x * rsqrt(maximum(sq, scalar_like(sq, 1e-24)));
+}
+
 }  // namespace tapeflow::keras::layers

@@ -156,8 +156,15 @@ std::vector<Tensor> Recurrent::run(const Tensor& x,
 }
 
 void Recurrent::reset_states() {
-    for (Tensor& s : states_)
-        s = zeros_like(s);
+    for (Variable& s : states_)
+        s.assign(zeros_like(s.value()));
+}
+
+std::vector<Tensor> Recurrent::states() const {
+    std::vector<Tensor> out;
+    for (const Variable& s : states_)
+        out.push_back(s.value());
+    return out;
 }
 
 std::vector<Tensor> Recurrent::forward(const Tensor& x_in,
@@ -216,7 +223,7 @@ std::vector<Tensor> Recurrent::forward(const Tensor& x_in,
                 class_name(),
                 states_[0].shape()[0],
                 B));
-        init = states_;
+        init = states();
     } else {
         for (std::size_t k = 0; k < n_states; ++k)
             init.push_back(zeros(Shape({B, U}), dt));
@@ -285,9 +292,14 @@ std::vector<Tensor> Recurrent::forward(const Tensor& x_in,
         last = step(outputs, T - 1);
     }
     if (options_.stateful) {
-        states_.clear();
-        for (const Tensor& s : last_states)
-            states_.push_back(stop_gradient(s));
+        if (states_.empty()) {
+            for (const Tensor& s : last_states)
+                states_.emplace_back(stop_gradient(s),
+                                     VariableOptions{.name = "state", .trainable = false});
+        } else {
+            for (std::size_t k = 0; k < states_.size(); ++k)
+                states_[k].assign(stop_gradient(last_states[k]));
+        }
     }
     std::vector<Tensor> out{options_.return_sequences ? outputs : last};
     for (const Tensor& s : last_states)

@@ -81,6 +81,53 @@ private:
     Variable gamma_, beta_;
 };
 
+struct GroupNormalizationOptions {
+    int64_t groups = 32;  // -1: one group per channel (instance normalization)
+    int64_t axis = -1;
+    double epsilon = 1e-3;
+    bool center = true;
+    bool scale = true;
+    Initializer beta_initializer = initializers::zeros();
+    Initializer gamma_initializer = initializers::ones();
+    std::string name = "";
+    std::string dtype = "";
+};
+
+/// Splits the `axis` channels into `groups` groups and normalizes each example's group with the
+/// mean and (biased) variance over the group's channels and every other non-batch axis, then
+/// gamma * x + beta per channel (gamma, beta [C]). groups must divide C (and not exceed it).
+class GroupNormalization : public Layer {
+public:
+    explicit GroupNormalization(GroupNormalizationOptions options = {});
+    void build(const Shape& input_shape) override;
+    Tensor call(const Tensor& x, bool training) override;
+    Variable gamma() const { return gamma_; }
+    Variable beta() const { return beta_; }
+
+protected:
+    bool autocast_weights() const override { return false; }  // Keras: autocast=False
+
+private:
+    GroupNormalizationOptions options_;
+    int64_t axis_ = 0, groups_ = 0;
+    Variable gamma_, beta_;
+};
+
+struct UnitNormalizationOptions {
+    Axes axis = -1;
+    std::string name = "";
+};
+
+/// x * rsqrt(max(sum(x^2 over axis), 1e-24)): unit L2 norm along `axis` (Keras' epsilon 1e-12).
+class UnitNormalization : public Layer {
+public:
+    explicit UnitNormalization(UnitNormalizationOptions options = {});
+    Tensor call(const Tensor& x, bool training) override;
+
+private:
+    UnitNormalizationOptions options_;
+};
+
 namespace detail {
 /// The layer-normalization computation of LayerNormalization (gamma, beta shaped like x's `axes`
 /// dimensions, or undefined), as one function of public ops: the place to switch to a fused op.

@@ -77,8 +77,10 @@ public:
                                          bool training = false);
     /// Stateful layers: zeroes the kept states (Keras' reset_states / reset_state).
     void reset_states();
-    /// Stateful layers: the kept states (empty before the first call).
-    const std::vector<Tensor>& states() const { return states_; }
+    /// Stateful layers: the kept states (empty before the first call). They live in
+    /// non-trainable Variables, as Keras' (so a tf::function's replay, e.g. fit's, reads and
+    /// updates them at every call).
+    std::vector<Tensor> states() const;
 
     int64_t units() const { return units_; }
     const RNNOptions& options() const { return options_; }
@@ -113,7 +115,7 @@ private:
     RNNOptions options_;
     activations::Activation activation_, recurrent_activation_;
     Variable kernel_, recurrent_kernel_, bias_;
-    std::vector<Tensor> states_;
+    std::vector<Variable> states_;
     uint64_t dropout_calls_ = 0;
 };
 
