@@ -31,7 +31,10 @@
 #include <tapeflow/io.hpp>
 #include <tapeflow/keras/activations.hpp>
 #include <tapeflow/keras/callbacks.hpp>
+#include <tapeflow/keras/config.hpp>
+#include <tapeflow/keras/functional.hpp>
 #include <tapeflow/keras/initializers.hpp>
+#include <tapeflow/keras/keras_tensor.hpp>
 #include <tapeflow/keras/layer.hpp>
 #include <tapeflow/keras/layers/attention.hpp>
 #include <tapeflow/keras/layers/convolutional.hpp>
@@ -47,6 +50,7 @@
 #include <tapeflow/keras/model.hpp>
 #include <tapeflow/keras/module.hpp>
 #include <tapeflow/keras/optimizers.hpp>
+#include <tapeflow/keras/saving.hpp>
 #include <tapeflow/keras/tf1_losses.hpp>
 #include <tapeflow/ops/array.hpp>
 #include <tapeflow/ops/attention.hpp>

@@ -117,69 +117,167 @@ void ModelCheckpoint::on_epoch_end(int64_t epoch, const Logs& logs) {
 
 // ---- EarlyStopping ----
 
-EarlyStopping::EarlyStopping(std::string monitor,
-                             int64_t patience,
-                             bool restore_best_weights,
-                             double min_delta,
-                             std::string mode)
-    : monitor_(std::move(monitor)),
-      mode_(std::move(mode)),
-      patience_(patience),
-      restore_best_weights_(restore_best_weights),
-      min_delta_(std::abs(min_delta)) {
-    if (mode_ != "auto" && mode_ != "min" && mode_ != "max")
+namespace {
+
+void check_mode(const char* callback, const std::string& mode) {
+    if (mode != "auto" && mode != "min" && mode != "max")
         throw errors::InvalidArgumentError(fmt::format(
-            "EarlyStopping: mode must be \"auto\", \"min\" or \"max\", got \"{}\"", mode_));
+            "{}: mode must be \"auto\", \"min\" or \"max\", got \"{}\"", callback, mode));
+}
+
+// Keras' MonitorCallback._set_monitor_op.
+bool resolve_maximize(const char* callback,
+                      const std::string& mode,
+                      const std::string& monitor,
+                      const Model* model) {
+    if (mode != "auto") return mode == "max";
+    const auto maximize = maximize_for(monitor, model);
+    if (!maximize)
+        throw errors::InvalidArgumentError(
+            fmt::format("{} received monitor={} but cannot tell whether it should be "
+                        "maximized or minimized; pass mode \"max\" or \"min\"",
+                        callback,
+                        monitor));
+    return *maximize;
+}
+
+// Keras' _is_improvement: any value beats no reference; else by more than min_delta.
+bool is_improvement(double current,
+                    const std::optional<double>& reference,
+                    bool maximize,
+                    double min_delta) {
+    if (!reference) return true;
+    return maximize ? current - min_delta > *reference : current + min_delta < *reference;
+}
+
+}  // namespace
+
+EarlyStopping::EarlyStopping(std::string monitor,
+                             double min_delta,
+                             int64_t patience,
+                             int verbose,
+                             std::string mode,
+                             std::optional<double> baseline,
+                             bool restore_best_weights,
+                             int64_t start_from_epoch)
+    : EarlyStopping(EarlyStoppingOptions{.monitor = std::move(monitor),
+                                         .min_delta = min_delta,
+                                         .patience = patience,
+                                         .verbose = verbose,
+                                         .mode = std::move(mode),
+                                         .baseline = baseline,
+                                         .restore_best_weights = restore_best_weights,
+                                         .start_from_epoch = start_from_epoch}) {}
+
+EarlyStopping::EarlyStopping(EarlyStoppingOptions options) : options_(std::move(options)) {
+    options_.min_delta = std::abs(options_.min_delta);
+    check_mode("EarlyStopping", options_.mode);
+    if (options_.patience < 0 || options_.start_from_epoch < 0)
+        throw errors::InvalidArgumentError(
+            fmt::format("EarlyStopping: patience and start_from_epoch must be >= 0, got {} and {}",
+                        options_.patience,
+                        options_.start_from_epoch));
 }
 
 void EarlyStopping::on_train_begin(const Logs&) {
     wait_ = 0;
     stopped_epoch_ = 0;
     best_epoch_ = 0;
+    best_.reset();
     best_weights_.clear();
-    if (mode_ == "auto") {
-        const auto maximize = maximize_for(monitor_, model());
-        if (!maximize)
-            throw errors::InvalidArgumentError(fmt::format(
-                "EarlyStopping received monitor={} but cannot tell whether it should be "
-                "maximized or minimized; pass mode \"max\" or \"min\"",
-                monitor_));
-        maximize_ = *maximize;
-    } else {
-        maximize_ = mode_ == "max";
-    }
-    best_ = maximize_ ? -std::numeric_limits<double>::infinity()
-                      : std::numeric_limits<double>::infinity();
+    maximize_ = resolve_maximize("EarlyStopping", options_.mode, options_.monitor, model());
 }
 
 void EarlyStopping::on_epoch_end(int64_t epoch, const Logs& logs) {
-    const auto it = logs.find(monitor_);
+    const auto it = logs.find(options_.monitor);
     if (it == logs.end()) {
-        logging::warn("EarlyStopping conditioned on metric {} which is not available", monitor_);
+        logging::warn("EarlyStopping conditioned on metric {} which is not available",
+                      options_.monitor);
         return;
     }
+    if (epoch < options_.start_from_epoch) return;
     const double current = it->second;
-    if (restore_best_weights_ && best_weights_.empty()) {
+    if (options_.restore_best_weights && best_weights_.empty()) {
         best_weights_ = model()->get_weights();
         best_epoch_ = epoch;
     }
     ++wait_;
-    const bool improved = maximize_ ? current - min_delta_ > best_ : current + min_delta_ < best_;
-    if (improved) {
+    if (is_improvement(current, best_, maximize_, options_.min_delta)) {
         best_ = current;
         best_epoch_ = epoch;
-        if (restore_best_weights_) best_weights_ = model()->get_weights();
-        wait_ = 0;
+        if (options_.restore_best_weights) best_weights_ = model()->get_weights();
+        // The wait restarts only when the epoch also beats the baseline.
+        if (!options_.baseline ||
+            is_improvement(current, options_.baseline, maximize_, options_.min_delta))
+            wait_ = 0;
         return;
     }
-    if (wait_ >= patience_ && epoch > 0) {
+    if (wait_ >= options_.patience && epoch > 0) {
         stopped_epoch_ = epoch;
         model()->stop_training = true;
     }
 }
 
 void EarlyStopping::on_train_end(const Logs&) {
-    if (restore_best_weights_ && !best_weights_.empty()) model()->set_weights(best_weights_);
+    if (stopped_epoch_ > 0 && options_.verbose > 0)
+        fmt::print("Epoch {}: early stopping\n", stopped_epoch_ + 1);
+    if (options_.restore_best_weights && !best_weights_.empty()) {
+        if (options_.verbose > 0)
+            fmt::print("Restoring model weights from the end of the best epoch: {}.\n",
+                       best_epoch_ + 1);
+        model()->set_weights(best_weights_);
+    }
+}
+
+// ---- ReduceLROnPlateau ----
+
+ReduceLROnPlateau::ReduceLROnPlateau(ReduceLROnPlateauOptions options)
+    : options_(std::move(options)) {
+    if (options_.factor >= 1.0)
+        throw errors::InvalidArgumentError(fmt::format(
+            "ReduceLROnPlateau does not support a factor >= 1.0, got factor={}", options_.factor));
+    options_.min_delta = std::abs(options_.min_delta);
+    check_mode("ReduceLROnPlateau", options_.mode);
+}
+
+void ReduceLROnPlateau::on_train_begin(const Logs&) {
+    best_.reset();
+    cooldown_counter_ = 0;
+    wait_ = 0;
+    maximize_ = resolve_maximize("ReduceLROnPlateau", options_.mode, options_.monitor, model());
+}
+
+void ReduceLROnPlateau::on_epoch_end(int64_t epoch, const Logs& logs) {
+    auto* optimizer = model()->optimizer();
+    const auto it = logs.find(options_.monitor);
+    if (it == logs.end()) {
+        logging::warn("Learning rate reduction is conditioned on metric {} which is not available",
+                      options_.monitor);
+        return;
+    }
+    const double current = it->second;
+    if (cooldown_counter_ > 0) {
+        --cooldown_counter_;
+        wait_ = 0;
+    }
+    if (is_improvement(current, best_, maximize_, options_.min_delta)) {
+        best_ = current;
+        wait_ = 0;
+    } else if (cooldown_counter_ == 0) {
+        if (++wait_ >= options_.patience) {
+            const double old_lr = optimizer->current_learning_rate();
+            if (old_lr > static_cast<double>(static_cast<float>(options_.min_lr))) {
+                const double new_lr = std::max(old_lr * options_.factor, options_.min_lr);
+                optimizer->set_learning_rate(new_lr);
+                if (options_.verbose > 0)
+                    fmt::print("\nEpoch {}: ReduceLROnPlateau reducing learning rate to {}.\n",
+                               epoch + 1,
+                               new_lr);
+                cooldown_counter_ = options_.cooldown;
+                wait_ = 0;
+            }
+        }
+    }
 }
 
 }  // namespace tapeflow::keras::callbacks

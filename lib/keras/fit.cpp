@@ -35,9 +35,12 @@ History Model::run_fit(const std::function<void(int64_t)>& begin_epoch,
     stop_training = false;
     History history;
     callbacks::Logs logs;
+    resume_epoch.reset();
     for (const auto& cb : options.callbacks)
         cb->on_train_begin({});
-    for (int64_t epoch = options.initial_epoch; epoch < options.epochs && !stop_training; ++epoch) {
+    const int64_t first_epoch = resume_epoch.value_or(options.initial_epoch);
+    resume_epoch.reset();
+    for (int64_t epoch = first_epoch; epoch < options.epochs && !stop_training; ++epoch) {
         begin_epoch(epoch);
         for (const auto& m : metrics_)
             m->reset_state();
@@ -50,8 +53,7 @@ History Model::run_fit(const std::function<void(int64_t)>& begin_epoch,
         while (next_batch(batch)) {
             for (const auto& cb : options.callbacks)
                 cb->on_train_batch_begin(step, {});
-            const Tensor& w = batch.size() > 2 ? batch[2] : Tensor();
-            tracker.add(train_function_(batch[0], batch[1], w), batch[0]);
+            tracker.add(step_on(batch), batch[0]);
             const bool draw = bar.due();
             const callbacks::Logs running =
                 batch_logs || draw ? detail::logs_of(tracker, metrics_) : callbacks::Logs{};
@@ -59,6 +61,7 @@ History Model::run_fit(const std::function<void(int64_t)>& begin_epoch,
                 cb->on_train_batch_end(step, running);
             ++step;
             if (draw) bar.update(step, running);
+            if (stop_training) break;  // Keras 3: a callback ends the epoch at this batch
         }
         if (step == 0)
             throw errors::InvalidArgumentError(

@@ -1,9 +1,13 @@
 // Layer: lazy build on the first call, the InputSpec check with Keras' messages (plus the fix),
 // and the device rule (weights and factory tensors follow the input's device).
+#include <mutex>
+#include <set>
+
 #include <fmt/format.h>
 
 #include <tapeflow/core/device.hpp>
 #include <tapeflow/core/error.hpp>
+#include <tapeflow/core/logging.hpp>
 #include <tapeflow/keras/layer.hpp>
 #include <tapeflow/ops/creation.hpp>
 
@@ -103,7 +107,45 @@ void Layer::check_input(const Tensor& x, const InputSpec& spec, int index) const
     }
 }
 
+namespace {
+
+// The layers whose call() is running on this thread, innermost last.
+thread_local std::vector<const Layer*> calling;
+
+struct CallingScope {
+    explicit CallingScope(const Layer* layer) { calling.push_back(layer); }
+    ~CallingScope() { calling.pop_back(); }
+    CallingScope(const CallingScope&) = delete;
+    CallingScope& operator=(const CallingScope&) = delete;
+};
+
+// Warns once per parent class when `parent` calls `child` without tracking it.
+void check_tracked(const Layer& parent, const Layer& child) {
+    for (const auto& m : parent.submodules())
+        if (m.get() == &child) return;
+    static std::mutex mutex;
+    static std::set<std::string> warned;
+    const std::string cls = parent.class_name();
+    {
+        const std::lock_guard lock(mutex);
+        if (!warned.insert(cls).second) return;
+    }
+    logging::warn(
+        "Layer \"{}\" ({}) calls layer \"{}\" ({}) but does not track it: its weights are "
+        "missing from {}.variables(), from training and from saved files. Track it when it is "
+        "made: `child = track(std::make_shared<...>(...))` (warned once per class)",
+        parent.name(),
+        cls,
+        child.name(),
+        child.class_name(),
+        parent.name());
+}
+
+}  // namespace
+
 Tensor Layer::operator()(const Tensor& x, bool training) {
+    if (!calling.empty() && !calling.back()->tracking_checked_)
+        check_tracked(*calling.back(), *this);
     if (!x.defined())
         throw errors::InvalidArgumentError(fmt::format(
             "layer \"{}\" ({}) was called with an undefined tensor", name(), class_name()));
@@ -118,9 +160,15 @@ Tensor Layer::operator()(const Tensor& x, bool training) {
         choose_variable_dtype(in);
         build(in.shape());
         built_ = true;
+        build_input_shape_ = in.shape();
     }
     check_input(in, input_spec_);
-    Tensor y = call_with_policy([&] { return call(in, training); });
+    Tensor y;
+    {
+        const CallingScope running(this);
+        y = call_with_policy([&] { return call(in, training); });
+    }
+    tracking_checked_ = true;
     if (!output_shape_ || !(*output_shape_ == y.shape())) output_shape_ = y.shape();
     return y;
 }

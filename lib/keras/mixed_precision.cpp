@@ -119,6 +119,10 @@ double LossScaleOptimizer::current_learning_rate() const {
     return inner_->current_learning_rate();
 }
 
+void LossScaleOptimizer::set_learning_rate(train::LearningRate learning_rate) {
+    inner_->set_learning_rate(std::move(learning_rate));
+}
+
 std::vector<Variable> LossScaleOptimizer::variables() const {
     std::vector<Variable> out{dynamic_scale_, step_counter_};
     for (const Variable& v : inner_->variables())

@@ -44,6 +44,8 @@ void Model::compile(std::shared_ptr<train::Optimizer> optimizer,
     optimizer_ = std::move(optimizer);
     loss_ = std::move(loss);
     metrics_ = std::move(metrics);
+    output_losses_.clear();
+    loss_weights_.clear();
     compile_options_ = options;
     // Keras 3's make_train_function: the step under tf.function with reduce_retracing (the last,
     // smaller batch generalizes the batch dimension instead of adding a trace per size).
@@ -112,7 +114,7 @@ Tensor Model::train_step(const Tensor& x, const Tensor& y, const Tensor& sample_
     {
         GradientTape tape;
         y_pred = (*this)(x, true);
-        loss = (*loss_)(y, y_pred, sample_weight);
+        loss = compute_loss({y}, {y_pred}, sample_weight);
         const std::vector<Variable> vars = trainable_variables();
         // A LossScaleOptimizer differentiates the scaled loss (and unscales in apply_gradients).
         const auto* scaler =
@@ -130,7 +132,7 @@ Tensor Model::train_step(const Tensor& x, const Tensor& y, const Tensor& sample_
 
 Tensor Model::test_step(const Tensor& x, const Tensor& y, const Tensor& sample_weight) {
     const Tensor y_pred = (*this)(x, false);
-    const Tensor loss = (*loss_)(y, y_pred, sample_weight);
+    const Tensor loss = compute_loss({y}, {y_pred}, sample_weight);
     update_metrics(metrics_, y, for_metrics(y_pred), sample_weight);
     return loss;
 }
@@ -141,11 +143,35 @@ std::map<std::string, double> Model::run_evaluation(
     for (const auto& m : metrics_)
         m->reset_state();
     std::vector<Tensor> batch;
-    while (next(batch)) {
-        const Tensor& w = batch.size() > 2 ? batch[2] : Tensor();
-        tracker.add(test_function_(batch[0], batch[1], w), batch[0]);
-    }
+    while (next(batch))
+        tracker.add(evaluate_on(batch), batch[0]);
     return detail::logs_of(tracker, metrics_);
+}
+
+Tensor Model::step_on(const std::vector<Tensor>& batch) {
+    if (packed_inputs_ == 0) {
+        const Tensor& w = batch.size() > 2 ? batch[2] : Tensor();
+        return train_function_(batch[0], batch[1], w);
+    }
+    const auto n_x = static_cast<std::ptrdiff_t>(packed_inputs_);
+    const std::vector<Tensor> x(batch.begin(), batch.begin() + n_x);
+    const std::vector<Tensor> y(batch.begin() + n_x, batch.end() - 1);
+    return train_step(x, y, batch.back());
+}
+
+Tensor Model::evaluate_on(const std::vector<Tensor>& batch) {
+    if (packed_inputs_ == 0) {
+        const Tensor& w = batch.size() > 2 ? batch[2] : Tensor();
+        return test_function_(batch[0], batch[1], w);
+    }
+    const auto n_x = static_cast<std::ptrdiff_t>(packed_inputs_);
+    const std::vector<Tensor> x(batch.begin(), batch.begin() + n_x);
+    const std::vector<Tensor> y(batch.begin() + n_x, batch.end() - 1);
+    const std::vector<Tensor> y_pred = call_multi(x, false);
+    const Tensor loss = compute_loss(y, y_pred, batch.back());
+    for (const auto& m : metrics_)
+        m->update_state(y[0], for_metrics(y_pred[0]), batch.back());
+    return loss;
 }
 
 std::map<std::string, double> Model::evaluate(const Tensor& x,

@@ -399,6 +399,13 @@ double Optimizer::current_learning_rate() const {
     return applied_ ? current_lr_ : learning_rate_(iterations());
 }
 
+void Optimizer::set_learning_rate(LearningRate learning_rate) {
+    check_learning_rate(learning_rate);
+    const std::lock_guard lock(mutex_);
+    learning_rate_ = std::move(learning_rate);
+    current_lr_ = learning_rate_(iterations());
+}
+
 std::vector<Variable> Optimizer::variables() const {
     std::vector<Variable> out;
     const std::lock_guard lock(mutex_);

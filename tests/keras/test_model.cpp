@@ -137,7 +137,8 @@ TEST_CASE("EarlyStopping follows Keras 3's patience rule and restores the best w
     auto model = classifier();
     compile(*model);
     model->predict(tf::ones({1, 2}));
-    tf::keras::callbacks::EarlyStopping stop("val_loss", 2, true);
+    tf::keras::callbacks::EarlyStopping stop(
+        tf::keras::callbacks::EarlyStoppingOptions{.patience = 2, .restore_best_weights = true});
     stop.set_model(model.get());
     stop.on_train_begin({});
     const std::vector<double> val_loss{1.0, 0.8, 0.9, 0.85, 0.7};

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,7 +14,9 @@
 
 #include <tapeflow/core/export.hpp>
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/keras/config.hpp>
 #include <tapeflow/keras/dtype_policy.hpp>
+#include <tapeflow/keras/keras_tensor.hpp>
 #include <tapeflow/keras/module.hpp>
 
 TAPEFLOW_API_BEGIN
@@ -34,14 +37,25 @@ struct InputSpec {
 ///         void build(const tf::Shape& s) override { w = add_weight("w", {s[-1]}); }
 ///         tf::Tensor call(const tf::Tensor& x, bool) override { return x * w; }
 ///     };
-class Layer : public Module {
+///
+/// Several inputs or outputs (merge layers, recurrent layers with states, attention): the
+/// functional API (functional.hpp) runs every layer through call_multi(). Its default takes one
+/// input and returns {(*this)(inputs[0], training)}; a layer with several inputs or outputs
+/// overrides it (building itself on the first call, e.g. with set_built()), and may add its own
+/// `Tensor operator()(const std::vector<Tensor>&, bool)`. A subclass that declares any
+/// operator() adds `using Layer::operator();` so the KerasTensor calls stay visible. Layers
+/// called on KerasTensors must be held by a std::shared_ptr (std::make_shared): the graph keeps
+/// them.
+class Layer : public Module, public std::enable_shared_from_this<Layer> {
 public:
     /// "" = Keras' default from the class (snake case), made unique; an explicit name is kept.
     explicit Layer(std::string name = "");
 
     /// Builds on the first call (build(x.shape()) under the layer's name scope, on x's device),
     /// checks x against input_spec() (InvalidArgumentError naming the layer, the expected and the
-    /// received shape), then returns call(x, training).
+    /// received shape), then returns call(x, training). During a layer's first call, a layer it
+    /// calls but never tracked (track()) gets a warning, once per class: its weights would be
+    /// missing from variables(), the optimizer and saved files (C++ cannot see members).
     Tensor operator()(const Tensor& x, bool training = false);
     virtual Tensor call(const Tensor& x, bool training) = 0;
     virtual void build(const Shape& input_shape) { (void)input_shape; }
@@ -59,6 +73,26 @@ public:
         return mask;
     }
     bool built() const { return built_; }
+
+    /// The vector call path: the functional API calls every layer through it (see above).
+    /// Default: one input (InvalidArgumentError naming the layer otherwise), one output.
+    virtual std::vector<Tensor> call_multi(const std::vector<Tensor>& inputs, bool training);
+    /// Functional API: the layer called on KerasTensors. It runs once on a placeholder batch
+    /// (zeros, batch size 2, inference mode) to build its weights, as Keras builds then, and to
+    /// learn its output shapes; the call is recorded in the graph. The one-output forms raise
+    /// InvalidArgumentError when the layer gives several outputs (use call_symbolic).
+    KerasTensor operator()(const KerasTensor& x);
+    KerasTensor operator()(const std::vector<KerasTensor>& inputs);
+    std::vector<KerasTensor> call_symbolic(const std::vector<KerasTensor>& inputs);
+    /// How many times the layer was called on KerasTensors (Keras' len(layer._inbound_nodes)).
+    int64_t inbound_node_count() const { return inbound_nodes_; }
+
+    /// Keras' get_config(): the constructor's arguments under Keras 3's keys, with "name",
+    /// "trainable" and "dtype" (a serialized DTypePolicy). A layer that overrides it starts from
+    /// Layer::get_config(); tf::keras::saving::register_layer makes it loadable (saving.hpp).
+    virtual Config get_config() const;
+    /// The shape of the input the layer was built from (nullopt before; Keras' build_config).
+    const std::optional<Shape>& build_input_shape() const { return build_input_shape_; }
 
     /// The Keras class name ("Dense"; a user subclass: its C++ class name).
     std::string class_name() const;
@@ -123,8 +157,11 @@ private:
     std::string class_name_;
     InputSpec input_spec_;
     std::optional<Shape> output_shape_;
+    std::optional<Shape> build_input_shape_;
+    bool tracking_checked_ = false;  // the first call checked that called layers are tracked
     DType variable_dtype_ = DType::float32;
     bool built_ = false;
+    int64_t inbound_nodes_ = 0;
     mixed_precision::Policy policy_ = mixed_precision::global_policy();
     bool policy_set_ = policy_.name() != "float32";
 };

@@ -2,7 +2,9 @@
 // inputs, no host reads), result() gives the value as a scalar tensor, reset_state() starts over.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <tapeflow/core/export.hpp>
 #include <tapeflow/core/tensor.hpp>
@@ -114,6 +116,80 @@ class Recall : public ConfusionCounts {
 public:
     explicit Recall(double threshold = 0.5, std::string name = "recall");
     Tensor result() const override;
+};
+
+/// mean((y_true - y_pred)^2) over the last axis, averaged over samples (Keras' metric).
+class MeanSquaredError : public MeanMetricWrapper {
+public:
+    explicit MeanSquaredError(std::string name = "mean_squared_error");
+    bool higher_is_better() const override { return false; }
+};
+/// mean(|y_true - y_pred|) over the last axis, averaged over samples.
+class MeanAbsoluteError : public MeanMetricWrapper {
+public:
+    explicit MeanAbsoluteError(std::string name = "mean_absolute_error");
+    bool higher_is_better() const override { return false; }
+};
+/// Fraction of samples whose true class (argmax of the one-hot y_true) is among the k highest
+/// scores of y_pred (ties at the boundary count as in, as tf.math.in_top_k).
+class TopKCategoricalAccuracy : public MeanMetricWrapper {
+public:
+    explicit TopKCategoricalAccuracy(int64_t k = 5,
+                                     std::string name = "top_k_categorical_accuracy");
+};
+
+/// Keras' AUC: confusion counts at num_thresholds thresholds (0 - 1e-7, i / (n - 1) for
+/// i = 1..n-2, 1 + 1e-7; a prediction above a threshold is positive), then a Riemann sum of the
+/// curve ("ROC": recall against the false positive rate; "PR": precision against recall) with
+/// summation_method "interpolation" (trapezoids; for PR, Davis & Goadrich's interpolation as
+/// Keras), "minoring" or "majoring". Labels are positive when nonzero; every element counts (no
+/// multi_label).
+struct AUCOptions {
+    int64_t num_thresholds = 200;
+    std::string curve = "ROC";
+    std::string summation_method = "interpolation";
+    std::string name = "auc";
+};
+class AUC : public Metric {
+public:
+    explicit AUC(AUCOptions options = {});
+    void update_state(const Tensor& y_true,
+                      const Tensor& y_pred,
+                      const Tensor& sample_weight = {}) override;
+    Tensor result() const override;
+    void reset_state() override;
+    bool higher_is_better() const override { return true; }
+    const std::vector<double>& thresholds() const { return thresholds_; }
+
+private:
+    AUCOptions options_;
+    std::vector<double> thresholds_;
+    Tensor tp_, fp_, tn_, fn_;  // [num_thresholds]; undefined = 0
+};
+
+/// Keras' F1Score (FBetaScore with beta 1) on [batch, classes] one-hot / multi-label targets:
+/// threshold nullopt: the highest score of each row is positive (when above 1e-9); else
+/// y_pred > threshold. average "" (per class: result() is [classes]), "micro", "macro" or
+/// "weighted". f = (1 + beta^2) p r / (beta^2 p + r + 1e-7), p = tp / (tp + fp + 1e-7),
+/// r = tp / (tp + fn + 1e-7).
+class F1Score : public Metric {
+public:
+    explicit F1Score(std::string average = "",
+                     std::optional<double> threshold = {},
+                     std::string name = "f1_score",
+                     double beta = 1.0);
+    void update_state(const Tensor& y_true,
+                      const Tensor& y_pred,
+                      const Tensor& sample_weight = {}) override;
+    Tensor result() const override;
+    void reset_state() override;
+    bool higher_is_better() const override { return true; }
+
+private:
+    std::string average_;
+    std::optional<double> threshold_;
+    double beta_;
+    Tensor tp_, fp_, fn_, weights_;  // undefined = 0
 };
 
 }  // namespace tapeflow::keras::metrics

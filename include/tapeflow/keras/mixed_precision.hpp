@@ -68,6 +68,7 @@ public:
     std::vector<std::string> get_slot_names() const override;
     int64_t iterations() const override;
     double current_learning_rate() const override;
+    void set_learning_rate(train::LearningRate learning_rate) override;
     std::vector<Variable> variables() const override;
 
 protected:

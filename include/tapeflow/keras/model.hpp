@@ -69,6 +69,24 @@ public:
                  std::vector<std::shared_ptr<metrics::Metric>> metrics = {},
                  CompileOptions options = {});
     bool compiled() const { return optimizer_ != nullptr; }
+    /// One loss per output (Keras' compile(loss=[...], loss_weights=[...])): the total loss is
+    /// sum(loss_weights[i] * losses[i](y[i], y_pred[i])), loss_weights 1 when empty.
+    void compile(std::shared_ptr<train::Optimizer> optimizer,
+                 std::vector<std::shared_ptr<losses::Loss>> losses,
+                 std::vector<double> loss_weights,
+                 std::vector<std::shared_ptr<metrics::Metric>> metrics = {});
+    /// Keras' string identifiers (optimizers "adam", "sgd", "rmsprop", "adamw", ... with Keras'
+    /// defaults; losses "mse", "sparse_categorical_crossentropy", ...; metrics "accuracy", "mae",
+    /// "auc", ...). An unknown identifier raises InvalidArgumentError listing the valid ones.
+    void compile(const std::string& optimizer,
+                 const std::string& loss,
+                 const std::vector<std::string>& metrics = {});
+    void compile(std::shared_ptr<train::Optimizer> optimizer,
+                 const std::string& loss,
+                 const std::vector<std::string>& metrics = {});
+    void compile(const std::string& optimizer,
+                 std::shared_ptr<losses::Loss> loss,
+                 std::vector<std::shared_ptr<metrics::Metric>> metrics = {});
 
     /// Trains on x, y (first dimensions equal). FailedPreconditionError before compile.
     History fit(const Tensor& x, const Tensor& y, FitOptions options = {});
@@ -84,6 +102,16 @@ public:
     std::map<std::string, double> evaluate(const data::Dataset<std::vector<Tensor>>& data);
     /// The outputs for x in inference mode, batch by batch, concatenated.
     Tensor predict(const Tensor& x, int64_t batch_size = 32);
+    /// Several inputs or outputs (a Functional model; any model runs through call_multi()): one
+    /// tensor per input and per output. Metrics need a model with one output.
+    History fit(const std::vector<Tensor>& x,
+                const std::vector<Tensor>& y,
+                FitOptions options = {});
+    std::map<std::string, double> evaluate(const std::vector<Tensor>& x,
+                                           const std::vector<Tensor>& y,
+                                           int64_t batch_size = 32);
+    /// One tensor per output.
+    std::vector<Tensor> predict(const std::vector<Tensor>& x, int64_t batch_size = 32);
     /// Keras' table: "Model: \"name\"", one row per layer (name (type), output shape, params), then
     /// Total / Trainable / Non-trainable params with their sizes.
     std::string summary() const;
@@ -91,6 +119,14 @@ public:
     /// One training step (forward under a tape, gradients, apply, metrics); returns the loss.
     /// Override to customize training, as Keras' train_step.
     virtual Tensor train_step(const Tensor& x, const Tensor& y, const Tensor& sample_weight);
+    /// The training step of the std::vector forms (call_multi, the per-output losses).
+    virtual Tensor train_step(const std::vector<Tensor>& x,
+                              const std::vector<Tensor>& y,
+                              const Tensor& sample_weight);
+    /// The total loss of the outputs `y_pred` against `y` (the per-output losses and weights).
+    Tensor compute_loss(const std::vector<Tensor>& y,
+                        const std::vector<Tensor>& y_pred,
+                        const Tensor& sample_weight) const;
     /// The layers shown by summary(): the tracked submodules that are layers.
     virtual std::vector<std::shared_ptr<layers::Layer>> layers() const;
 
@@ -110,12 +146,20 @@ public:
     /// tf.keras 2's load_weights(filepath, by_name, skip_mismatch): by_name (".h5" files only)
     /// matches layers by name instead of by order.
     void load_weights(const std::string& filepath, const LoadWeightsOptions& options);
+    /// Keras 3's whole-model archive ("*.keras"): a zip (stored) of config.json (get_config of
+    /// the model and its layers), metadata.json and model.weights.h5 (save_weights' layout),
+    /// written atomically. Sequential and Functional models of registered layers;
+    /// tf::keras::models::load_model reads it back (saving.hpp).
+    void save(const std::string& filepath) const;
 
     train::Optimizer* optimizer() const { return optimizer_.get(); }
     losses::Loss* loss() const { return loss_.get(); }
     const std::vector<std::shared_ptr<metrics::Metric>>& metrics() const { return metrics_; }
-    /// Set by a callback (EarlyStopping) to end fit after the current epoch.
+    /// Set by a callback to end fit: after the current epoch (EarlyStopping), or, when set in
+    /// on_train_batch_end (TerminateOnNaN), after that batch, as Keras 3.
     bool stop_training = false;
+    /// Set by a callback in on_train_begin (BackupAndRestore) to start fit at that epoch.
+    std::optional<int64_t> resume_epoch;
 
 protected:
     Model(std::string name, std::string_view class_name);
@@ -132,6 +176,10 @@ private:
     // The steps fit, evaluate and predict run: train_step / test_step / the forward pass, each
     // through a tf::function unless compiled with run_eagerly (model.cpp).
     Tensor test_step(const Tensor& x, const Tensor& y, const Tensor& sample_weight);
+    // The vector forms: batches hold [x_0.., y_0.., sample_weight] with `packed_inputs_` inputs
+    // (0: the Tensor forms' [x, y, sample_weight]).
+    Tensor step_on(const std::vector<Tensor>& batch);
+    Tensor evaluate_on(const std::vector<Tensor>& batch);
 
     std::shared_ptr<train::Optimizer> optimizer_;
     std::shared_ptr<losses::Loss> loss_;
@@ -140,6 +188,9 @@ private:
     std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)> train_function_;
     std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)> test_function_;
     std::function<Tensor(const Tensor&)> predict_function_;
+    std::vector<std::shared_ptr<losses::Loss>> output_losses_;
+    std::vector<double> loss_weights_;
+    std::size_t packed_inputs_ = 0;
 };
 
 /// A stack of layers, each applied to the previous one's output.
@@ -149,6 +200,7 @@ public:
     void add(std::shared_ptr<layers::Layer> layer);
     Tensor call(const Tensor& x, bool training) override;
     std::vector<std::shared_ptr<layers::Layer>> layers() const override { return layers_; }
+    Config get_config() const override;
 
 private:
     std::vector<std::shared_ptr<layers::Layer>> layers_;

@@ -74,6 +74,9 @@ public:
     virtual int64_t iterations() const;
     /// The learning rate of the last apply_gradients (before the first: the value at iterations()).
     virtual double current_learning_rate() const;
+    /// Replaces the learning rate (Keras' `optimizer.learning_rate = x`, used by the Keras
+    /// callbacks ReduceLROnPlateau and LearningRateScheduler).
+    virtual void set_learning_rate(LearningRate learning_rate);
     /// Slots and non-slot state (e.g. Adam's beta1_power), sorted by name: what checkpoints save.
     virtual std::vector<Variable> variables() const;
 

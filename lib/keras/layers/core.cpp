@@ -60,7 +60,9 @@ Tensor Dense::call(const Tensor& x, bool) {
 // ---- Activation ----
 
 Activation::Activation(std::string activation, std::string name)
-    : Layer(std::move(name), "Activation"), fn_(activations::get(activation, this->name())) {}
+    : Layer(std::move(name), "Activation"),
+      activation_name_(activation),
+      fn_(activations::get(activation, this->name())) {}
 
 Tensor Activation::call(const Tensor& x, bool) {
     return fn_(x);

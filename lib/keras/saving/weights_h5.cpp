@@ -116,6 +116,12 @@ void load_weights_keras3(Model& model, const std::string& path, bool skip_mismat
                 renamed.replace(at, 6, "_layer_checkpoint_dependencies");
             group_path = renamed;
         }
+        // Keras 2.15 on Windows joined object paths with '\\' ("layers\\dense/vars").
+        if (!root.has_group(group_path) && !object.path.empty()) {
+            std::string windows = object.path;
+            std::replace(windows.begin(), windows.end(), '/', '\\');
+            if (root.has_group(vars_path(windows))) group_path = vars_path(windows);
+        }
         std::vector<std::string> keys;
         std::optional<h5::Group> vars;
         if (root.has_group(group_path)) {

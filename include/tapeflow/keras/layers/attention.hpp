@@ -44,6 +44,7 @@ public:
     using Layer::operator();
     /// Self-attention (query = value = key), so the layer also works inside Sequential.
     Tensor call(const Tensor& x, bool training) override;
+    Config get_config() const override;
     void build(const Shape& input_shape) override;
 
 private:

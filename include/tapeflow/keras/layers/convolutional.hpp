@@ -38,6 +38,7 @@ public:
     Conv2D(int64_t filters, Ints kernel_size, Conv2DOptions options = {});
     void build(const Shape& input_shape) override;
     Tensor call(const Tensor& x, bool training) override;
+    Config get_config() const override;
     Variable kernel() const { return kernel_; }
     Variable bias() const { return bias_; }
 
@@ -57,6 +58,7 @@ public:
     Conv1D(int64_t filters, int64_t kernel_size, Conv2DOptions options = {});
     void build(const Shape& input_shape) override;
     Tensor call(const Tensor& x, bool training) override;
+    Config get_config() const override;
     Variable kernel() const { return kernel_; }
     Variable bias() const { return bias_; }
 
@@ -88,6 +90,7 @@ public:
                           std::string padding = "valid",
                           std::string name = "");
     Tensor call(const Tensor& x, bool training) override;
+    Config get_config() const override;
 };
 
 /// Mean over pool_size windows ("same" divides by the cells inside the input, as Keras).
@@ -98,6 +101,7 @@ public:
                               std::string padding = "valid",
                               std::string name = "");
     Tensor call(const Tensor& x, bool training) override;
+    Config get_config() const override;
 };
 
 /// [N, H, W, C] -> [N, C], the mean over H and W.
@@ -105,6 +109,7 @@ class GlobalAveragePooling2D : public Layer {
 public:
     explicit GlobalAveragePooling2D(std::string name = "");
     Tensor call(const Tensor& x, bool training) override;
+    Config get_config() const override;
 };
 
 // ---- more convolutions and pooling (issue 31) ----

@@ -32,6 +32,7 @@ public:
     explicit Dense(int64_t units, DenseOptions options = {});
     void build(const Shape& input_shape) override;
     Tensor call(const Tensor& x, bool training) override;
+    Config get_config() const override;
     Variable kernel() const { return kernel_; }
     /// Empty handle when use_bias is false.
     Variable bias() const { return bias_; }
@@ -49,8 +50,10 @@ class Activation : public Layer {
 public:
     explicit Activation(std::string activation, std::string name = "");
     Tensor call(const Tensor& x, bool training) override;
+    Config get_config() const override;
 
 private:
+    std::string activation_name_;
     activations::Activation fn_;
 };
 
@@ -61,6 +64,7 @@ class Dropout : public Layer {
 public:
     explicit Dropout(double rate, std::optional<uint64_t> seed = {}, std::string name = "");
     Tensor call(const Tensor& x, bool training) override;
+    Config get_config() const override;
 
 private:
     double rate_;
@@ -73,6 +77,7 @@ class Flatten : public Layer {
 public:
     explicit Flatten(std::string name = "");
     Tensor call(const Tensor& x, bool training) override;
+    Config get_config() const override;
 };
 
 struct EmbeddingOptions {
@@ -92,6 +97,7 @@ public:
     Embedding(int64_t input_dim, int64_t output_dim, EmbeddingOptions options = {});
     void build(const Shape& input_shape) override;
     Tensor call(const Tensor& ids, bool training) override;
+    Config get_config() const override;
     /// With mask_zero: not_equal(ids, 0) (bool, the ids' shape); else none.
     Tensor compute_mask(const Tensor& ids, const Tensor& mask) const override;
     Variable embeddings() const { return embeddings_; }

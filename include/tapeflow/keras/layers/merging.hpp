@@ -29,6 +29,10 @@ public:
     /// shapes, then merges; the output shape is recorded as Layer's.
     Tensor operator()(const std::vector<Tensor>& inputs, bool training = false);
     Tensor call(const Tensor& x, bool training) override;
+    /// The functional API's vector call path (layer.hpp): the merge of all inputs.
+    std::vector<Tensor> call_multi(const std::vector<Tensor>& inputs, bool training) override {
+        return {(*this)(inputs, training)};
+    }
 
 protected:
     Merge(std::string name, std::string_view class_name) : Layer(std::move(name), class_name) {}

@@ -34,6 +34,7 @@ public:
     explicit BatchNormalization(BatchNormalizationOptions options = {});
     void build(const Shape& input_shape) override;
     Tensor call(const Tensor& x, bool training) override;
+    Config get_config() const override;
     Variable gamma() const { return gamma_; }
     Variable beta() const { return beta_; }
     Variable moving_mean() const { return moving_mean_; }
@@ -67,6 +68,7 @@ public:
     explicit LayerNormalization(LayerNormalizationOptions options = {});
     void build(const Shape& input_shape) override;
     Tensor call(const Tensor& x, bool training) override;
+    Config get_config() const override;
     Variable gamma() const { return gamma_; }
     Variable beta() const { return beta_; }
 
