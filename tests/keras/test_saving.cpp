@@ -501,6 +501,18 @@ TEST_CASE("get_config: the recurrent, reshaping, preprocessing, conv and norm la
     const auto pool = ks::deserialize_layer(kk::Config::parse(
         R"({"class_name": "MaxPooling1D", "config": {"pool_size": 2, "strides": null}})"));
     CHECK(pool->get_config()["strides"].dump() == "[2]");
+    // Bad configs: typed errors naming the layer.
+    CHECK_THROWS_WITH(ks::deserialize_layer(kk::Config::parse(
+                          R"({"class_name": "Bidirectional", "config": {"name": "bi", "layer": )"
+                          R"({"class_name": "Dense", "config": {"units": 2}}}})")),
+                      Catch::Contains("layer \"bi\" (Bidirectional)") && Catch::Contains("Dense"));
+    CHECK_THROWS_AS(ks::deserialize_layer(kk::Config::parse(
+                        R"({"class_name": "Cropping2D", "config": {"cropping": [1, 2, 3]}})")),
+                    tf::errors::InvalidArgumentError);
+    CHECK_THROWS_AS(
+        ks::deserialize_layer(kk::Config::parse(
+            R"({"class_name": "LSTM", "config": {"units": 2, "activation": {"a": 1}}})")),
+        tf::errors::UnimplementedError);
 }
 
 TEST_CASE("Saving: recurrent models round trip with Keras' weight paths in model.weights.h5",
@@ -603,5 +615,41 @@ TEST_CASE("Saving: a functional model with merge, conv and norm layers round tri
     REQUIRE(got.size() == 1);
     CHECK(floats(got[0]) == floats(want[0]));
     CHECK(ks::serialize_layer(*loaded).dump() == ks::serialize_layer(model).dump());
+    fs::remove_all(dir);
+}
+
+TEST_CASE("Saving: image preprocessing and reshaping layers in a Sequential round trip",
+          "[keras][saving][archive]") {
+    tf::random::set_seed(41);
+    const fs::path dir = scratch("preprocessing");
+    const tf::Tensor x = tf::random::uniform({3, 9, 10, 2}, 0, 255, tf::float32, 42);
+    auto norm = std::make_shared<kl::Normalization>();
+    norm->adapt(x);
+    auto model = std::make_shared<kk::Sequential>(
+        std::vector<std::shared_ptr<kl::Layer>>{
+            norm,
+            std::make_shared<kl::Resizing>(8, 8),
+            std::make_shared<kl::RandomFlip>(kl::RandomFlipOptions{.seed = 1}),
+            std::make_shared<kl::RandomCrop>(6, 6, kl::RandomCropOptions{.seed = 2}),
+            std::make_shared<kl::ZeroPadding2D>(),
+            std::make_shared<kl::Cropping2D>(kl::Cropping2DOptions{.cropping = 2}),
+            std::make_shared<kl::UpSampling2D>(),
+            std::make_shared<kl::Permute>(std::vector<int64_t>{2, 1, 3}),
+            std::make_shared<kl::Reshape>(std::vector<int64_t>{-1, 2}),
+            std::make_shared<kl::MaxPooling1D>(),
+            std::make_shared<kl::AveragePooling1D>(2, kl::Pooling1DOptions{.padding = "same"}),
+            std::make_shared<kl::UnitNormalization>()},
+        "images");
+    const tf::Tensor want = model->predict(x);
+    const std::string path = (dir / "p.keras").string();
+    model->save(path);
+    const auto loaded = kk::models::load_model(path);
+    CHECK(floats(loaded->predict(x)) == floats(want));
+    CHECK(ks::serialize_layer(*loaded).dump() == ks::serialize_layer(*model).dump());
+    // The adapted statistics travel as weights (the config's mean / variance stay null).
+    const auto* n = dynamic_cast<const kl::Normalization*>(
+        std::static_pointer_cast<kk::Sequential>(loaded)->layers().at(0).get());
+    REQUIRE(n != nullptr);
+    CHECK(floats(n->mean()) == floats(norm->mean()));
     fs::remove_all(dir);
 }
