@@ -124,7 +124,11 @@ protected:
     Layer(std::string name, std::string_view class_name);
     void set_input_spec(InputSpec spec) { input_spec_ = std::move(spec); }
     /// Marks the layer built (for layers that build from several inputs, e.g. attention).
-    void set_built() { built_ = true; }
+    /// `input_shape`: the shape it was built for (get_config's build_config), when known.
+    void set_built(std::optional<Shape> input_shape = std::nullopt) {
+        built_ = true;
+        if (input_shape) build_input_shape_ = std::move(input_shape);
+    }
     /// Sets variable_dtype() from the policy, or else from the first input (before building).
     void choose_variable_dtype(const Tensor& x) {
         if (policy_set_) {

@@ -130,7 +130,7 @@ void Normalization::build_for(const Tensor& data) {
     const auto scope = name_scope();
     choose_variable_dtype(data);
     build(data.shape());
-    set_built();
+    set_built(data.shape());  // Keras' adapt builds the layer (its build_config)
 }
 
 void Normalization::adapt(const Tensor& data) {

@@ -14,5 +14,8 @@ namespace tapeflow::keras::saving {
 std::shared_ptr<layers::Layer> make_layer(const Config& serialized);
 /// Adds Sequential, Functional and InputLayer to the registry's table.
 void register_models(std::map<std::string, LayerFactory>& factories);
+/// Adds the recurrent, reshaping, merging, preprocessing and extra conv / pooling /
+/// normalization layers (layer_configs_more.cpp).
+void register_more_layers(std::map<std::string, LayerFactory>& factories);
 
 }  // namespace tapeflow::keras::saving

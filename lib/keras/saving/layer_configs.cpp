@@ -449,6 +449,7 @@ Registry& registry() {
         auto* reg = new Registry();  // never destroyed: used by static destructors' loaders too
         register_builtins(reg->factories);
         saving::register_models(reg->factories);
+        saving::register_more_layers(reg->factories);
         return reg;
     }();
     return *r;

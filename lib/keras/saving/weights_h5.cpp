@@ -53,6 +53,13 @@ void walk(const layers::Layer& layer, const std::string& path, std::vector<Saved
         }
         it->vars.push_back(v);
     }
+    // Keras' SimpleRNN / LSTM / GRU keep their weights in the "cell" attribute (an RNN cell).
+    const std::string cls = layer.class_name();
+    if ((cls == "SimpleRNN" || cls == "LSTM" || cls == "GRU") && !self.vars.empty()) {
+        SavedObject cell{join_path(path, "cell"), keras::detail::snake_case(cls) + "_cell", {}};
+        std::swap(cell.vars, self.vars);
+        scoped.insert(scoped.begin(), std::move(cell));
+    }
     out.push_back(std::move(self));
     for (auto& s : scoped)
         out.push_back(std::move(s));
@@ -65,6 +72,16 @@ void walk(const layers::Layer& layer, const std::string& path, std::vector<Saved
     } else {
         for (const auto& child : layer.children())
             if (auto l = std::dynamic_pointer_cast<layers::Layer>(child)) children.push_back(l);
+    }
+    // Keras' wrappers keep their layers in attributes: Bidirectional's "forward_layer" and
+    // "backward_layer", TimeDistributed's "layer".
+    if ((cls == "Bidirectional" && children.size() == 2) ||
+        (cls == "TimeDistributed" && children.size() == 1)) {
+        const char* const names[] = {cls == "TimeDistributed" ? "layer" : "forward_layer",
+                                     "backward_layer"};
+        for (std::size_t i = 0; i < children.size(); ++i)
+            walk(*children[i], join_path(path, names[i]), out);
+        return;
     }
     std::map<std::string, int> used;
     for (const auto& child : children) {

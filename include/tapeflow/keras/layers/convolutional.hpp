@@ -135,6 +135,7 @@ struct Conv2DTransposeOptions {
 class Conv2DTranspose : public Layer {
 public:
     Conv2DTranspose(int64_t filters, Ints kernel_size, Conv2DTransposeOptions options = {});
+    Config get_config() const override;
     void build(const Shape& input_shape) override;
     Tensor call(const Tensor& x, bool training) override;
     Variable kernel() const { return kernel_; }
@@ -169,6 +170,7 @@ struct DepthwiseConv2DOptions {
 class DepthwiseConv2D : public Layer {
 public:
     explicit DepthwiseConv2D(Ints kernel_size, DepthwiseConv2DOptions options = {});
+    Config get_config() const override;
     void build(const Shape& input_shape) override;
     Tensor call(const Tensor& x, bool training) override;
     Variable kernel() const { return kernel_; }
@@ -202,6 +204,7 @@ struct SeparableConv2DOptions {
 class SeparableConv2D : public Layer {
 public:
     SeparableConv2D(int64_t filters, Ints kernel_size, SeparableConv2DOptions options = {});
+    Config get_config() const override;
     void build(const Shape& input_shape) override;
     Tensor call(const Tensor& x, bool training) override;
     Variable depthwise_kernel() const { return depthwise_kernel_; }
@@ -228,6 +231,7 @@ struct Pooling1DOptions {
 class MaxPooling1D : public Layer {
 public:
     explicit MaxPooling1D(int64_t pool_size = 2, Pooling1DOptions options = {});
+    Config get_config() const override;
     Tensor call(const Tensor& x, bool training) override;
 
 private:
@@ -241,6 +245,7 @@ private:
 class AveragePooling1D : public Layer {
 public:
     explicit AveragePooling1D(int64_t pool_size = 2, Pooling1DOptions options = {});
+    Config get_config() const override;
     Tensor call(const Tensor& x, bool training) override;
 
 private:
@@ -260,6 +265,7 @@ struct GlobalPoolingOptions {
 class GlobalMaxPooling2D : public Layer {
 public:
     explicit GlobalMaxPooling2D(GlobalPoolingOptions options = {});
+    Config get_config() const override;
     Tensor call(const Tensor& x, bool training) override;
 
 private:
@@ -271,6 +277,7 @@ private:
 class GlobalAveragePooling1D : public Layer {
 public:
     explicit GlobalAveragePooling1D(GlobalPoolingOptions options = {});
+    Config get_config() const override;
     Tensor call(const Tensor& x, bool training) override;
 
 private:

@@ -115,6 +115,7 @@ class Concatenate : public Merge {
 public:
     explicit Concatenate(ConcatenateOptions options = {})
         : Merge(options.name, "Concatenate"), options_(std::move(options)) {}
+    Config get_config() const override;
 
 protected:
     Tensor merge(const std::vector<Tensor>& inputs) override;
@@ -135,6 +136,7 @@ struct DotOptions {
 class Dot : public Merge {
 public:
     explicit Dot(Ints axes, DotOptions options = {});
+    Config get_config() const override;
 
 protected:
     Tensor merge(const std::vector<Tensor>& inputs) override;

@@ -99,6 +99,7 @@ struct GroupNormalizationOptions {
 class GroupNormalization : public Layer {
 public:
     explicit GroupNormalization(GroupNormalizationOptions options = {});
+    Config get_config() const override;
     void build(const Shape& input_shape) override;
     Tensor call(const Tensor& x, bool training) override;
     Variable gamma() const { return gamma_; }
@@ -122,6 +123,7 @@ struct UnitNormalizationOptions {
 class UnitNormalization : public Layer {
 public:
     explicit UnitNormalization(UnitNormalizationOptions options = {});
+    Config get_config() const override;
     Tensor call(const Tensor& x, bool training) override;
 
 private:

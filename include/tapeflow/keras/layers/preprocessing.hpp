@@ -26,6 +26,7 @@ struct RescalingOptions {
 class Rescaling : public Layer {
 public:
     explicit Rescaling(double scale, RescalingOptions options = {});
+    Config get_config() const override;
     Tensor call(const Tensor& x, bool training) override;
 
 private:
@@ -51,6 +52,7 @@ struct NormalizationOptions {
 class Normalization : public Layer {
 public:
     explicit Normalization(NormalizationOptions options = {});
+    Config get_config() const override;
     /// The mean and (biased) variance of `data` over every axis but the kept ones.
     void adapt(const Tensor& data);
     /// The same over several batches, merged as Keras merges them (weighted by element count).
@@ -84,6 +86,7 @@ struct RandomFlipOptions {
 class RandomFlip : public Layer {
 public:
     explicit RandomFlip(RandomFlipOptions options = {});
+    Config get_config() const override;
     Tensor call(const Tensor& x, bool training) override;
 
 private:
@@ -102,6 +105,7 @@ struct RandomCropOptions {
 class RandomCrop : public Layer {
 public:
     RandomCrop(int64_t height, int64_t width, RandomCropOptions options = {});
+    Config get_config() const override;
     Tensor call(const Tensor& x, bool training) override;
 
 private:
@@ -126,6 +130,7 @@ struct ResizingOptions {
 class Resizing : public Layer {
 public:
     Resizing(int64_t height, int64_t width, ResizingOptions options = {});
+    Config get_config() const override;
     Tensor call(const Tensor& x, bool training) override;
 
 private:

@@ -62,6 +62,7 @@ struct RNNOptions {
 class Recurrent : public Layer {
 public:
     void build(const Shape& input_shape) override;
+    Config get_config() const override;
     /// The output: [B, units] (the last step) or [B, T, units] with return_sequences.
     Tensor call(const Tensor& x, bool training) override;
     Tensor call_with_mask(const Tensor& x, const Tensor& mask, bool training) override;
@@ -150,6 +151,7 @@ public:
                            std::string merge_mode = "concat",
                            std::shared_ptr<Recurrent> backward_layer = nullptr,
                            std::string name = "");
+    Config get_config() const override;
     Tensor call(const Tensor& x, bool training) override;
     Tensor call_with_mask(const Tensor& x, const Tensor& mask, bool training) override;
     Tensor compute_mask(const Tensor& x, const Tensor& mask) const override;
@@ -178,6 +180,7 @@ private:
 class TimeDistributed : public Layer {
 public:
     explicit TimeDistributed(std::shared_ptr<Layer> layer, std::string name = "");
+    Config get_config() const override;
     Tensor call(const Tensor& x, bool training) override;
     Tensor compute_mask(const Tensor& x, const Tensor& mask) const override {
         (void)x;

@@ -49,6 +49,7 @@ struct ReshapeOptions {
 class Reshape : public Layer {
 public:
     explicit Reshape(std::vector<int64_t> target_shape, ReshapeOptions options = {});
+    Config get_config() const override;
     Tensor call(const Tensor& x, bool training) override;
     const std::vector<int64_t>& target_shape() const { return target_shape_; }
 
@@ -66,6 +67,7 @@ struct PermuteOptions {
 class Permute : public Layer {
 public:
     explicit Permute(std::vector<int64_t> dims, PermuteOptions options = {});
+    Config get_config() const override;
     Tensor call(const Tensor& x, bool training) override;
 
 private:
@@ -81,6 +83,7 @@ struct RepeatVectorOptions {
 class RepeatVector : public Layer {
 public:
     explicit RepeatVector(int64_t n, RepeatVectorOptions options = {});
+    Config get_config() const override;
     Tensor call(const Tensor& x, bool training) override;
 
 private:
@@ -98,6 +101,7 @@ struct ZeroPadding2DOptions {
 class ZeroPadding2D : public Layer {
 public:
     explicit ZeroPadding2D(ZeroPadding2DOptions options = {});
+    Config get_config() const override;
     Tensor call(const Tensor& x, bool training) override;
 
 private:
@@ -117,6 +121,7 @@ struct Cropping2DOptions {
 class Cropping2D : public Layer {
 public:
     explicit Cropping2D(Cropping2DOptions options = {});
+    Config get_config() const override;
     Tensor call(const Tensor& x, bool training) override;
 
 private:
@@ -137,6 +142,7 @@ struct UpSampling2DOptions {
 class UpSampling2D : public Layer {
 public:
     explicit UpSampling2D(UpSampling2DOptions options = {});
+    Config get_config() const override;
     Tensor call(const Tensor& x, bool training) override;
 
 private:
