@@ -20,71 +20,24 @@
 #include <tapeflow/ops/creation.hpp>
 
 #include "keras/saving/archive.hpp"
+#include "keras/saving/config_helpers.hpp"
 
 namespace tapeflow::keras {
 
 namespace {
 
-Config keras_object(const std::string& module, const std::string& class_name, Config config) {
-    Config out;
-    out.set("module", module);
-    out.set("class_name", class_name);
-    out.set("config", std::move(config));
-    out.set("registered_name", Config());
-    return out;
-}
-
-Config initializer(const std::string& class_name, Config config = Config::object()) {
-    return keras_object("keras.initializers", class_name, std::move(config));
-}
-
-Config glorot_uniform() {
-    return initializer("GlorotUniform", Config(Config::Object{{"seed", Config()}}));
-}
-
-Config lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) {
-        return static_cast<char>(std::tolower(c));
-    });
-    return Config(s);
-}
-
-std::string activation_name(const std::string& a) {
-    return a.empty() ? "linear" : a;
-}
+using namespace saving_detail;  // NOLINT(google-build-using-namespace): the shared helpers
 
 Config ints(const std::vector<int64_t>& v) {
     return Config::shape(v);
 }
 
-std::vector<int64_t> pair(const Ints& v) {
-    const auto& x = v.values();
-    return x.size() == 1 ? std::vector<int64_t>{x[0], x[0]} : x;
-}
-
 // The layer options' dtype from a config: a DTypePolicy object or a dtype name; "float32" (the
 // default policy) is left to the global policy, so a layer follows its inputs as before saving.
-std::string dtype_option(const Config& config) {
-    const Config& d = config.get("dtype", Config());
-    std::string name;
-    if (d.is_string()) name = d.as_string();
-    if (d.is_object() && d.contains("config")) name = d["config"]["name"].as_string();
-    return name == "float32" ? "" : name;
-}
-
-std::string name_option(const Config& config) {
-    return config.get("name", Config("")).as_string();
-}
 
 int64_t int_or(const Config& c, std::string_view key, int64_t fallback) {
     const Config& v = c.get(key, Config());
     return v.is_null() ? fallback : v.as_int();
-}
-
-std::optional<uint64_t> seed_option(const Config& c) {
-    const Config& v = c.get("seed", Config());
-    if (v.is_null()) return std::nullopt;
-    return static_cast<uint64_t>(v.as_int());
 }
 
 Ints ints_option(const Config& c, std::string_view key, Ints fallback) {

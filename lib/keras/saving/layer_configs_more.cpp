@@ -20,34 +20,16 @@
 #include <tapeflow/keras/saving.hpp>
 
 #include "keras/saving/archive.hpp"
+#include "keras/saving/config_helpers.hpp"
 
 namespace tapeflow::keras {
 
 namespace {
 
-Config keras_object(const std::string& module, const std::string& class_name, Config config) {
-    Config out;
-    out.set("module", module);
-    out.set("class_name", class_name);
-    out.set("config", std::move(config));
-    out.set("registered_name", Config());
-    return out;
-}
-
-Config initializer(const std::string& class_name, Config config = Config::object()) {
-    return keras_object("keras.initializers", class_name, std::move(config));
-}
-
-Config glorot_uniform() {
-    return initializer("GlorotUniform", Config(Config::Object{{"seed", Config()}}));
-}
+using namespace saving_detail;  // NOLINT(google-build-using-namespace): the shared helpers
 
 Config orthogonal() {
     return initializer("Orthogonal", Config(Config::Object{{"seed", Config()}, {"gain", 1.0}}));
-}
-
-std::string activation_name(const std::string& a) {
-    return a.empty() ? "linear" : a;
 }
 
 // A JSON list of ints as written (-1 stays -1, unlike Config::shape's null).
@@ -58,19 +40,8 @@ Config int_list(const std::vector<int64_t>& v) {
     return out;
 }
 
-std::vector<int64_t> pair_of(const Ints& v) {
-    const auto& x = v.values();
-    return x.size() == 1 ? std::vector<int64_t>{x[0], x[0]} : x;
-}
-
 Config seed_config(const std::optional<uint64_t>& seed) {
     return seed ? Config(static_cast<int64_t>(*seed)) : Config();
-}
-
-Config lower(std::string s) {
-    for (char& ch : s)
-        ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return Config(s);
 }
 
 void set_nulls(Config& c, std::initializer_list<const char*> keys) {
@@ -80,25 +51,13 @@ void set_nulls(Config& c, std::initializer_list<const char*> keys) {
 
 // ---- reading configs ----
 
-std::string name_of(const Config& c) {
-    return c.get("name", Config("")).as_string();
-}
-
-std::string dtype_of(const Config& c) {
-    const Config d = c.get("dtype", Config());
-    std::string name;
-    if (d.is_string()) name = d.as_string();
-    if (d.is_object() && d.contains("config")) name = d["config"]["name"].as_string();
-    return name == "float32" ? "" : name;
-}
-
 std::string activation_of(const Config& c, const char* key, const std::string& fallback) {
     const Config a = c.get(key, Config(fallback));
     if (a.is_null()) return "";
     if (a.is_string()) return a.as_string() == "linear" ? "" : a.as_string();
     throw errors::UnimplementedError(
         fmt::format("layer \"{}\": only activations given by name can be loaded, got {}",
-                    name_of(c),
+                    name_option(c),
                     a.dump()));
 }
 
@@ -113,12 +72,6 @@ double double_or(const Config& c, const char* key, double fallback) {
 std::string string_or(const Config& c, const char* key, const std::string& fallback) {
     const Config v = c.get(key, Config(fallback));
     return v.is_null() ? fallback : v.as_string();
-}
-
-std::optional<uint64_t> seed_of(const Config& c) {
-    const Config v = c.get("seed", Config());
-    if (v.is_null()) return std::nullopt;
-    return static_cast<uint64_t>(v.as_int());
 }
 
 // An int or a list of ints (Keras' tuples) as a vector.
@@ -372,10 +325,10 @@ Config DepthwiseConv2D::get_config() const {
     Config c = Layer::get_config();
     c.set("depth_multiplier", options_.depth_multiplier);
     c.set("kernel_size", int_list(kernel_size_));
-    c.set("strides", int_list(pair_of(options_.strides)));
+    c.set("strides", int_list(pair(options_.strides)));
     c.set("padding", lower(padding_));
     c.set("data_format", "channels_last");
-    c.set("dilation_rate", int_list(pair_of(options_.dilation_rate)));
+    c.set("dilation_rate", int_list(pair(options_.dilation_rate)));
     c.set("activation", activation_name(options_.activation));
     c.set("use_bias", options_.use_bias);
     c.set("depthwise_initializer", glorot_uniform());
@@ -394,10 +347,10 @@ Config SeparableConv2D::get_config() const {
     c.set("depth_multiplier", options_.depth_multiplier);
     c.set("filters", filters_);
     c.set("kernel_size", int_list(kernel_size_));
-    c.set("strides", int_list(pair_of(options_.strides)));
+    c.set("strides", int_list(pair(options_.strides)));
     c.set("padding", lower(padding_));
     c.set("data_format", "channels_last");
-    c.set("dilation_rate", int_list(pair_of(options_.dilation_rate)));
+    c.set("dilation_rate", int_list(pair(options_.dilation_rate)));
     c.set("activation", activation_name(options_.activation));
     c.set("use_bias", options_.use_bias);
     c.set("depthwise_initializer", glorot_uniform());
@@ -493,9 +446,9 @@ void register_more_layers(std::map<std::string, LayerFactory>& f) {
             .unroll = bool_or(c, "unroll", false),
             .reset_after = bool_or(c, "reset_after", true),
             .zero_output_for_mask = bool_or(c, "zero_output_for_mask", false),
-            .seed = seed_of(c),
-            .name = name_of(c),
-            .dtype = dtype_of(c)};
+            .seed = seed_option(c),
+            .name = name_option(c),
+            .dtype = dtype_option(c)};
     };
     f["SimpleRNN"] = [rnn_options](const Config& c) {
         return std::make_shared<SimpleRNN>(c["units"].as_int(), rnn_options(c));
@@ -510,79 +463,80 @@ void register_more_layers(std::map<std::string, LayerFactory>& f) {
         const Config mode = c.get("merge_mode", Config("concat"));
         const Config backward = c.get("backward_layer", Config());
         return std::make_shared<Bidirectional>(
-            recurrent_of(c["layer"], name_of(c)),
+            recurrent_of(c["layer"], name_option(c)),
             mode.is_null() ? "none" : mode.as_string(),
-            backward.is_null() ? nullptr : recurrent_of(backward, name_of(c)),
-            name_of(c));
+            backward.is_null() ? nullptr : recurrent_of(backward, name_option(c)),
+            name_option(c));
     };
     f["TimeDistributed"] = [](const Config& c) {
-        return std::make_shared<TimeDistributed>(make_layer(c["layer"]), name_of(c));
+        return std::make_shared<TimeDistributed>(make_layer(c["layer"]), name_option(c));
     };
 
     f["Reshape"] = [](const Config& c) {
         return std::make_shared<Reshape>(int_values(c["target_shape"]),
-                                         ReshapeOptions{.name = name_of(c)});
+                                         ReshapeOptions{.name = name_option(c)});
     };
     f["Permute"] = [](const Config& c) {
-        return std::make_shared<Permute>(int_values(c["dims"]), PermuteOptions{.name = name_of(c)});
+        return std::make_shared<Permute>(int_values(c["dims"]),
+                                         PermuteOptions{.name = name_option(c)});
     };
     f["RepeatVector"] = [](const Config& c) {
         return std::make_shared<RepeatVector>(c["n"].as_int(),
-                                              RepeatVectorOptions{.name = name_of(c)});
+                                              RepeatVectorOptions{.name = name_option(c)});
     };
     f["ZeroPadding2D"] = [](const Config& c) {
         return std::make_shared<ZeroPadding2D>(
             ZeroPadding2DOptions{.padding = sides_of(c.get("padding", Config(1))),
                                  .data_format = data_format_of(c),
-                                 .name = name_of(c)});
+                                 .name = name_option(c)});
     };
     f["Cropping2D"] = [](const Config& c) {
         return std::make_shared<Cropping2D>(
             Cropping2DOptions{.cropping = sides_of(c.get("cropping", Config(0))),
                               .data_format = data_format_of(c),
-                              .name = name_of(c)});
+                              .name = name_option(c)});
     };
     f["UpSampling2D"] = [](const Config& c) {
         return std::make_shared<UpSampling2D>(
             UpSampling2DOptions{.size = ints_or(c, "size", 2),
                                 .data_format = data_format_of(c),
                                 .interpolation = string_or(c, "interpolation", "nearest"),
-                                .name = name_of(c)});
+                                .name = name_option(c)});
     };
 
     f["Add"] = [](const Config& c) {
-        return std::make_shared<Add>(MergeOptions{name_of(c)});
+        return std::make_shared<Add>(MergeOptions{name_option(c)});
     };
     f["Subtract"] = [](const Config& c) {
-        return std::make_shared<Subtract>(MergeOptions{name_of(c)});
+        return std::make_shared<Subtract>(MergeOptions{name_option(c)});
     };
     f["Multiply"] = [](const Config& c) {
-        return std::make_shared<Multiply>(MergeOptions{name_of(c)});
+        return std::make_shared<Multiply>(MergeOptions{name_option(c)});
     };
     f["Average"] = [](const Config& c) {
-        return std::make_shared<Average>(MergeOptions{name_of(c)});
+        return std::make_shared<Average>(MergeOptions{name_option(c)});
     };
     f["Maximum"] = [](const Config& c) {
-        return std::make_shared<Maximum>(MergeOptions{name_of(c)});
+        return std::make_shared<Maximum>(MergeOptions{name_option(c)});
     };
     f["Minimum"] = [](const Config& c) {
-        return std::make_shared<Minimum>(MergeOptions{name_of(c)});
+        return std::make_shared<Minimum>(MergeOptions{name_option(c)});
     };
     f["Concatenate"] = [](const Config& c) {
         return std::make_shared<Concatenate>(
-            ConcatenateOptions{.axis = c.get("axis", Config(-1)).as_int(), .name = name_of(c)});
+            ConcatenateOptions{.axis = c.get("axis", Config(-1)).as_int(), .name = name_option(c)});
     };
     f["Dot"] = [](const Config& c) {
         return std::make_shared<Dot>(
             Ints(int_values(c["axes"])),
-            DotOptions{.normalize = bool_or(c, "normalize", false), .name = name_of(c)});
+            DotOptions{.normalize = bool_or(c, "normalize", false), .name = name_option(c)});
     };
 
     f["Rescaling"] = [](const Config& c) {
-        return std::make_shared<Rescaling>(
-            c["scale"].as_double(),
-            RescalingOptions{
-                .offset = double_or(c, "offset", 0.0), .name = name_of(c), .dtype = dtype_of(c)});
+        return std::make_shared<Rescaling>(c["scale"].as_double(),
+                                           RescalingOptions{.offset = double_or(c, "offset", 0.0),
+                                                            .name = name_option(c),
+                                                            .dtype = dtype_option(c)});
     };
     f["Normalization"] = [](const Config& c) {
         const auto stats = [](const Config& v) -> std::optional<std::vector<double>> {
@@ -599,20 +553,20 @@ void register_more_layers(std::map<std::string, LayerFactory>& f) {
                                  .mean = stats(c.get("mean", Config())),
                                  .variance = stats(c.get("variance", Config())),
                                  .invert = bool_or(c, "invert", false),
-                                 .name = name_of(c),
-                                 .dtype = dtype_of(c)});
+                                 .name = name_option(c),
+                                 .dtype = dtype_option(c)});
     };
     f["RandomFlip"] = [](const Config& c) {
         return std::make_shared<RandomFlip>(
             RandomFlipOptions{.mode = string_or(c, "mode", "horizontal_and_vertical"),
-                              .seed = seed_of(c),
-                              .name = name_of(c)});
+                              .seed = seed_option(c),
+                              .name = name_option(c)});
     };
     f["RandomCrop"] = [](const Config& c) {
         return std::make_shared<RandomCrop>(
             c["height"].as_int(),
             c["width"].as_int(),
-            RandomCropOptions{.seed = seed_of(c), .name = name_of(c)});
+            RandomCropOptions{.seed = seed_option(c), .name = name_option(c)});
     };
     f["Resizing"] = [](const Config& c) {
         return std::make_shared<Resizing>(
@@ -624,7 +578,7 @@ void register_more_layers(std::map<std::string, LayerFactory>& f) {
                             .fill_mode = string_or(c, "fill_mode", "constant"),
                             .fill_value = double_or(c, "fill_value", 0.0),
                             .antialias = bool_or(c, "antialias", false),
-                            .name = name_of(c)});
+                            .name = name_option(c)});
     };
 
     f["Conv2DTranspose"] = [](const Config& c) {
@@ -640,8 +594,8 @@ void register_more_layers(std::map<std::string, LayerFactory>& f) {
                 .dilation_rate = ints_or(c, "dilation_rate", 1),
                 .activation = activation_of(c, "activation", "linear"),
                 .use_bias = bool_or(c, "use_bias", true),
-                .name = name_of(c),
-                .dtype = dtype_of(c)});
+                .name = name_option(c),
+                .dtype = dtype_option(c)});
     };
     f["DepthwiseConv2D"] = [](const Config& c) {
         return std::make_shared<DepthwiseConv2D>(
@@ -652,8 +606,8 @@ void register_more_layers(std::map<std::string, LayerFactory>& f) {
                                    .dilation_rate = ints_or(c, "dilation_rate", 1),
                                    .activation = activation_of(c, "activation", "linear"),
                                    .use_bias = bool_or(c, "use_bias", true),
-                                   .name = name_of(c),
-                                   .dtype = dtype_of(c)});
+                                   .name = name_option(c),
+                                   .dtype = dtype_option(c)});
     };
     f["SeparableConv2D"] = [](const Config& c) {
         return std::make_shared<SeparableConv2D>(
@@ -665,8 +619,8 @@ void register_more_layers(std::map<std::string, LayerFactory>& f) {
                                    .depth_multiplier = first_or(c, "depth_multiplier", 1),
                                    .activation = activation_of(c, "activation", "linear"),
                                    .use_bias = bool_or(c, "use_bias", true),
-                                   .name = name_of(c),
-                                   .dtype = dtype_of(c)});
+                                   .name = name_option(c),
+                                   .dtype = dtype_option(c)});
     };
     const auto pooling1d = [](const Config& c) {
         const Config s = c.get("strides", Config());
@@ -674,7 +628,7 @@ void register_more_layers(std::map<std::string, LayerFactory>& f) {
             .strides = s.is_null() ? std::nullopt : std::optional<int64_t>(int_values(s).at(0)),
             .padding = string_or(c, "padding", "valid"),
             .data_format = data_format_of(c),
-            .name = name_of(c)};
+            .name = name_option(c)};
     };
     f["MaxPooling1D"] = [pooling1d](const Config& c) {
         return std::make_shared<MaxPooling1D>(first_or(c, "pool_size", 2), pooling1d(c));
@@ -685,7 +639,7 @@ void register_more_layers(std::map<std::string, LayerFactory>& f) {
     const auto global = [](const Config& c) {
         return GlobalPoolingOptions{.data_format = data_format_of(c),
                                     .keepdims = bool_or(c, "keepdims", false),
-                                    .name = name_of(c)};
+                                    .name = name_option(c)};
     };
     f["GlobalMaxPooling2D"] = [global](const Config& c) {
         return std::make_shared<GlobalMaxPooling2D>(global(c));
@@ -701,14 +655,14 @@ void register_more_layers(std::map<std::string, LayerFactory>& f) {
                                       .epsilon = double_or(c, "epsilon", 1e-3),
                                       .center = bool_or(c, "center", true),
                                       .scale = bool_or(c, "scale", true),
-                                      .name = name_of(c),
-                                      .dtype = dtype_of(c)});
+                                      .name = name_option(c),
+                                      .dtype = dtype_option(c)});
     };
     f["UnitNormalization"] = [](const Config& c) {
         const Config axis = c.get("axis", Config(-1));
         return std::make_shared<UnitNormalization>(UnitNormalizationOptions{
             .axis = axis.is_int() ? Axes(axis.as_int()) : Axes(int_values(axis)),
-            .name = name_of(c)});
+            .name = name_option(c)});
     };
 }
 
