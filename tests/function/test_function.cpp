@@ -472,3 +472,28 @@ TEST_CASE("tf::function: a stateful RNN carries its states across replays", "[fu
     CHECK(!same_bits(eager[0], eager[1]));  // the states moved on
     CHECK(same_bits(eager[0], eager[3]));   // and were reset
 }
+
+TEST_CASE("tf::function keys Variables and objects by identity", "[function]") {
+    tf::Variable a(tf::constant({1.f, 2.f})), b(tf::constant({3.f, 4.f}));
+    auto f = tf::function([](const tf::Variable& v, const std::vector<float>* scale) {
+        return v.value() * (*scale)[0];
+    });
+    std::vector<float> two{2.f}, three{3.f};
+    CHECK(same_bits(f(a, &two), tf::constant({2.f, 4.f})));
+    CHECK(same_bits(f(a, &two), tf::constant({2.f, 4.f})));
+    CHECK(f.experimental_get_tracing_count() == 1);
+    CHECK(same_bits(f(b, &two), tf::constant({6.f, 8.f})));  // another variable: a new trace
+    CHECK(f.experimental_get_tracing_count() == 2);
+    CHECK(same_bits(f(a, &three), tf::constant({3.f, 6.f})));  // another object: a new trace
+    CHECK(f.experimental_get_tracing_count() == 3);
+    a.assign(tf::constant({5.f, 5.f}));
+    CHECK(same_bits(f(a, &two), tf::constant({10.f, 10.f})));  // the same trace reads a again
+    CHECK(f.experimental_get_tracing_count() == 3);
+    // A ConcreteFunction with a None dimension replays only shapes it was traced for.
+    auto g = tf::function([](const tf::Tensor& x) { return x + 1.0f; },
+                          {.input_signature = {{{-1}, tf::float32, "x"}}});
+    g(tf::zeros({3}));
+    tf::ConcreteFunction c = g.get_concrete_function(tf::TensorSpec{{3}});
+    CHECK(same_bits(c({tf::zeros({3})})[0], tf::ones({3})));
+    CHECK_THROWS_WITH(c({tf::zeros({4})}), Contains("not traced for these exact shapes"));
+}
